@@ -1,0 +1,142 @@
+/* The discrete-event kernel: SystemC semantics without threads.
+ *
+ * Time is uint64 picoseconds. One simulation step at time t repeats
+ *   evaluate (run every runnable process, in the order they became runnable)
+ *   -> update (commit primitive-channel writes: signals, FIFOs)
+ *   -> delta notify (trigger every delta-notified event, in notification order)
+ * until nothing is runnable; then time advances to the earliest pending timed
+ * notification, and all timed notifications at that time are triggered in
+ * (time, priority, sequence) order. Same-time order is therefore specified:
+ * lower priority value first, then first-notified first.
+ *
+ * Events carry at most one pending notification, with SystemC's override
+ * rules: a delta notification beats a timed one; an earlier timed notification
+ * replaces a later one; a later one is ignored. Cancel drops the pending one.
+ *
+ * Processes are method processes: a C callback run to completion. A process is
+ * statically sensitive to a list of events; inside its callback it may call
+ * sim_next_trigger*() to wait once for a different event or a delay instead
+ * (SystemC's next_trigger), after which static sensitivity applies again.
+ */
+#ifndef SIM_KERNEL_H
+#define SIM_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t sim_time_ps;
+
+#define SIM_PS(x) ((sim_time_ps)(x))
+#define SIM_NS(x) ((sim_time_ps)(x) * 1000u)
+#define SIM_US(x) ((sim_time_ps)(x) * 1000000u)
+#define SIM_TIME_MAX UINT64_MAX
+
+typedef struct sim_kernel sim_kernel;
+typedef struct sim_event sim_event;
+typedef struct sim_process sim_process;
+typedef struct sim_prim_channel sim_prim_channel;
+
+typedef void (*sim_method_fn)(void *ctx);
+
+enum sim_notify_kind { SIM_NOTIFY_NONE = 0, SIM_NOTIFY_DELTA = 1, SIM_NOTIFY_TIMED = 2 };
+
+/* A process sensitive to an event: a small intrusive list node. */
+typedef struct sim_sens_node {
+    sim_process *proc;
+    struct sim_sens_node *next;
+} sim_sens_node;
+
+struct sim_event {
+    sim_kernel *k;
+    const char *name;
+    uint8_t pending;          /* enum sim_notify_kind */
+    int8_t priority;          /* same-time order: lower first (default 0) */
+    sim_time_ps when_ps;      /* valid when pending == TIMED */
+    uint64_t timed_seq;       /* identifies the live timed-queue entry (lazy cancel) */
+    sim_event *delta_next;    /* delta notification list */
+    sim_sens_node *static_sens;
+    sim_process *dyn_head, *dyn_tail; /* processes waiting on this event once (next_trigger), FIFO */
+    uint64_t triggers;        /* how many times it fired */
+};
+
+struct sim_process {
+    sim_kernel *k;
+    const char *name;
+    sim_method_fn fn;
+    void *ctx;
+    sim_process *run_next;    /* runnable list */
+    sim_process *dyn_next;    /* list of an event's dynamic waiters */
+    sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
+    sim_event timeout;        /* next_trigger(delay) fires this */
+    uint8_t queued;           /* on the runnable list */
+    uint8_t dynamic;          /* static sensitivity suspended until the dynamic trigger fires */
+    uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
+    uint64_t activations;
+};
+
+/* A primitive channel: its update() runs in the update phase after a
+ * request_update() during evaluation (signals, FIFOs). */
+struct sim_prim_channel {
+    void (*update)(sim_prim_channel *ch);
+    sim_prim_channel *update_next;
+    uint8_t update_requested;
+};
+
+/* --- kernel ------------------------------------------------------------- */
+sim_kernel *sim_kernel_new(void);
+void sim_kernel_free(sim_kernel *k);
+
+sim_time_ps sim_now(const sim_kernel *k);
+uint64_t sim_delta_count(const sim_kernel *k);     /* delta cycles so far */
+uint64_t sim_event_count(const sim_kernel *k);     /* process activations so far */
+
+/* Run until no activity is left, sim_stop() is called, or time would pass
+ * `until_ps` (SIM_TIME_MAX = no limit). Returns the time reached. After a
+ * stop at `until_ps`, time stands at until_ps and a later call resumes. */
+sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps);
+void sim_stop(sim_kernel *k);                     /* finish the current delta, then return */
+bool sim_stopped(const sim_kernel *k);
+/* Earliest pending timed notification, or SIM_TIME_MAX. */
+sim_time_ps sim_next_time(sim_kernel *k);
+/* Called once per timestep with the new time (e.g. for progress or a trace). */
+void sim_set_time_hook(sim_kernel *k, void (*hook)(void *ctx, sim_time_ps now), void *ctx);
+
+/* The kernel's trace (set by sim_trace_open), or NULL: models find it here. */
+struct sim_trace;
+void sim_kernel_set_trace(sim_kernel *k, struct sim_trace *t);
+struct sim_trace *sim_trace_of_kernel(const sim_kernel *k);
+
+/* --- events ------------------------------------------------------------- */
+void sim_event_init(sim_event *e, sim_kernel *k, const char *name);
+void sim_event_notify(sim_event *e);                        /* immediate: runnable in this evaluate phase */
+void sim_event_notify_delta(sim_event *e);                  /* next delta cycle */
+void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps); /* delay 0 = delta, like SC_ZERO_TIME */
+void sim_event_cancel(sim_event *e);
+static inline bool sim_event_pending(const sim_event *e) { return e->pending != SIM_NOTIFY_NONE; }
+
+/* --- method processes --------------------------------------------------- */
+/* The process struct is owned by the caller (embed it in the model). */
+void sim_method_init(sim_process *p, sim_kernel *k, const char *name, sim_method_fn fn, void *ctx);
+void sim_sensitive(sim_process *p, sim_event *e);          /* static sensitivity; node allocated by kernel */
+void sim_dont_initialize(sim_process *p);
+/* Inside the running process: wait for `e` (or `delay_ps`) once instead of the static list. */
+void sim_next_trigger(sim_kernel *k, sim_event *e);
+void sim_next_trigger_at(sim_kernel *k, sim_time_ps delay_ps);
+sim_process *sim_current_process(const sim_kernel *k);
+
+/* --- primitive channels -------------------------------------------------- */
+void sim_request_update(sim_kernel *k, sim_prim_channel *ch);
+
+/* --- kernel-internal scheduling for library code -------------------------- */
+/* A callback run directly in the timed phase at now + delay (no process).
+ * Used by clock domains and links to keep one queue entry per domain/link. */
+typedef void (*sim_timed_fn)(void *obj, uint64_t tag);
+void sim_schedule_callback(sim_kernel *k, sim_time_ps delay_ps, int8_t priority, sim_timed_fn fn, void *obj, uint64_t tag);
+
+/* Fatal model errors (a broken conservation law, an API misuse): print and abort. */
+_Noreturn void sim_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Bad user input: print "error: ..." and exit with status 2. */
+_Noreturn void sim_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,282 @@
+#include "sim/link.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *ring_grow(void *buf, size_t *cap, size_t head, size_t len, size_t elem)
+{
+    size_t ncap = *cap ? 2 * *cap : 16;
+    unsigned char *nb = malloc(ncap * elem);
+    if (!nb) sim_fatal("out of memory");
+    for (size_t i = 0; i < len; i++)
+        memcpy(nb + i * elem, (unsigned char *)buf + ((head + i) % *cap) * elem, elem);
+    free(buf);
+    *cap = ncap;
+    return nb;
+}
+
+/* Delivery process: hands every message due now to the receiver, in order. */
+static void deliver(void *ctx)
+{
+    sim_link *l = ctx;
+    sim_time_ps now = sim_now(l->k);
+    bool any = false;
+    while (l->q_len) {
+        sim_link_msg m = l->q[l->q_head];
+        if (m.arrive_ps > now) break;
+        l->q_head = (l->q_head + 1) % l->q_cap;
+        l->q_len--;
+        if (m.seq != l->next_deliver_seq)
+            sim_fatal("link %s: message %" PRIu64 " delivered out of order (expected %" PRIu64 ")", l->cfg.name, m.seq,
+                      l->next_deliver_seq);
+        l->next_deliver_seq++;
+        l->msgs_delivered++;
+        l->bytes_delivered += m.bytes;
+        any = true;
+        if (l->tv_rx) {
+            char buf[64] = "";
+            if (l->label) l->label(m.msg, buf, sizeof buf);
+            sim_trace_str(sim_trace_of_kernel(l->k), l->tv_rx, buf);
+        }
+        if (!l->recv) sim_fatal("link %s: no receiver", l->cfg.name);
+        l->recv(l->recv_ctx, l, m.msg, m.bytes);
+    }
+    if (any) sim_event_notify_delta(&l->delivered);
+    if (l->q_len) sim_event_notify_at(&l->arrive_ev, l->q[l->q_head].arrive_ps - now);
+}
+
+static void credit_arrive(void *ctx)
+{
+    sim_link *l = ctx;
+    sim_time_ps now = sim_now(l->k);
+    bool any = false;
+    while (l->cq_len) {
+        sim_link_credit_msg c = l->cq[l->cq_head];
+        if (c.arrive_ps > now) break;
+        l->cq_head = (l->cq_head + 1) % l->cq_cap;
+        l->cq_len--;
+        if (l->credits[c.type] != SIM_LINK_INFINITE_CREDITS) {
+            l->credits[c.type] += c.n;
+            if (l->credits[c.type] > l->cfg.credits[c.type])
+                sim_fatal("link %s: credit type %u overflow: %u > initial %u (credits returned twice?)", l->cfg.name,
+                          c.type, l->credits[c.type], l->cfg.credits[c.type]);
+            sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[c.type], l->credits[c.type]);
+        }
+        l->credits_returned_total += c.n;
+        any = true;
+        if (l->on_credit) l->on_credit(l->credit_ctx, l, c.type, c.n);
+    }
+    if (any) sim_event_notify(&l->credit_returned);
+    if (l->cq_len) sim_event_notify_at(&l->credit_ev, l->cq[l->cq_head].arrive_ps - now);
+}
+
+sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg)
+{
+    sim_link *l = calloc(1, sizeof *l);
+    if (!l) sim_fatal("out of memory");
+    l->k = k;
+    l->cfg = *cfg;
+    if (!l->cfg.name) l->cfg.name = "link";
+    if (l->cfg.credit_latency_ps == SIM_LINK_SAME_LATENCY) l->cfg.credit_latency_ps = l->cfg.latency_ps;
+    if (l->cfg.credit_types > SIM_LINK_MAX_CREDIT_TYPES)
+        sim_fatal("link %s: %u credit types, at most %d", l->cfg.name, l->cfg.credit_types, SIM_LINK_MAX_CREDIT_TYPES);
+    if (l->cfg.bandwidth_GBps < 0) sim_fatal("link %s: negative bandwidth", l->cfg.name);
+    /* 1 GB/s = 1 byte per ns = 1000 ps per byte */
+    l->ps_per_byte_q16 = l->cfg.bandwidth_GBps > 0 ? (uint64_t)(1000.0 * 65536.0 / l->cfg.bandwidth_GBps + 0.5) : 0;
+    for (unsigned i = 0; i < l->cfg.credit_types; i++) l->credits[i] = l->cfg.credits[i];
+    sim_event_init(&l->credit_returned, k, "credit_returned");
+    sim_event_init(&l->delivered, k, "delivered");
+    sim_event_init(&l->arrive_ev, k, "arrive");
+    sim_event_init(&l->credit_ev, k, "credit");
+    sim_method_init(&l->deliver_proc, k, l->cfg.name, deliver, l);
+    sim_sensitive(&l->deliver_proc, &l->arrive_ev);
+    sim_dont_initialize(&l->deliver_proc);
+    sim_method_init(&l->credit_proc, k, l->cfg.name, credit_arrive, l);
+    sim_sensitive(&l->credit_proc, &l->credit_ev);
+    sim_dont_initialize(&l->credit_proc);
+    return l;
+}
+
+void sim_link_free(sim_link *l)
+{
+    if (!l) return;
+    free(l->q);
+    free(l->cq);
+    free(l);
+}
+
+void sim_link_set_receiver(sim_link *l, sim_link_recv_fn fn, void *ctx)
+{
+    l->recv = fn;
+    l->recv_ctx = ctx;
+}
+
+void sim_link_set_credit_callback(sim_link *l, sim_link_credit_fn fn, void *ctx)
+{
+    l->on_credit = fn;
+    l->credit_ctx = ctx;
+}
+
+void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label)
+{
+    if (!t) return;
+    l->label = label;
+    sim_trace_push_scope(t, l->cfg.name);
+    l->tv_tx = sim_trace_add_string(t, "tx");
+    l->tv_rx = sim_trace_add_string(t, "rx");
+    for (unsigned i = 0; i < l->cfg.credit_types; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "credits%u", i);
+        l->tv_credit[i] = sim_trace_add_var(t, name, 32);
+        sim_trace_u64(t, l->tv_credit[i], l->credits[i]);
+    }
+    sim_trace_pop_scope(t);
+}
+
+bool sim_link_can_send(const sim_link *l, unsigned type, uint32_t credits)
+{
+    if (!credits || type >= l->cfg.credit_types) return true;
+    return l->credits[type] == SIM_LINK_INFINITE_CREDITS || l->credits[type] >= credits;
+}
+
+sim_time_ps sim_link_tx_free_ps(const sim_link *l)
+{
+    sim_time_ps now = sim_now(l->k);
+    sim_time_ps free_ps = (l->busy_until_q16 + 65535) >> 16;
+    return free_ps > now ? free_ps : now;
+}
+
+static void enqueue(sim_link *l, void *msg, uint32_t bytes)
+{
+    sim_time_ps now = sim_now(l->k);
+    uint64_t now_q16 = now << 16;
+    uint64_t start_q16 = l->busy_until_q16 > now_q16 ? l->busy_until_q16 : now_q16;
+    uint64_t ser_q16 = l->ps_per_byte_q16 * bytes;
+    l->busy_until_q16 = start_q16 + ser_q16;
+    l->busy_ps += (ser_q16 + 32768) >> 16;
+    sim_time_ps arrive = ((l->busy_until_q16 + 65535) >> 16) + l->cfg.latency_ps;
+    if (l->q_len == l->q_cap) {
+        l->q = ring_grow(l->q, &l->q_cap, l->q_head, l->q_len, sizeof *l->q);
+        l->q_head = 0;
+    }
+    sim_link_msg *m = &l->q[(l->q_head + l->q_len) % l->q_cap];
+    m->arrive_ps = arrive;
+    m->msg = msg;
+    m->bytes = bytes;
+    m->seq = l->next_seq++;
+    if (l->q_len++ == 0) sim_event_notify_at(&l->arrive_ev, arrive - now);
+    l->msgs_sent++;
+    l->bytes_sent += bytes;
+    if (l->tv_tx) {
+        char buf[64] = "";
+        if (l->label) l->label(msg, buf, sizeof buf);
+        sim_trace_str(sim_trace_of_kernel(l->k), l->tv_tx, buf);
+    }
+}
+
+bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits)
+{
+    sim_time_ps now = sim_now(l->k);
+    if (credits && type < l->cfg.credit_types && l->credits[type] != SIM_LINK_INFINITE_CREDITS) {
+        if (l->credits[type] < credits) {
+            if (!l->stalled) {
+                l->stalled = true;
+                l->stall_since_ps = now;
+                l->credit_stalls++;
+            }
+            return false;
+        }
+        l->credits[type] -= credits;
+        l->credits_outstanding[type] += credits;
+        sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], l->credits[type]);
+    } else if (credits && type >= l->cfg.credit_types) {
+        sim_fatal("link %s: credit type %u, the link has %u", l->cfg.name, type, l->cfg.credit_types);
+    }
+    if (l->stalled) {
+        l->stalled = false;
+        l->stall_ps += now - (l->stall_since_ps > l->stats_since_ps ? l->stall_since_ps : l->stats_since_ps);
+    }
+    enqueue(l, msg, bytes);
+    return true;
+}
+
+void sim_link_send(sim_link *l, void *msg, uint32_t bytes)
+{
+    sim_link_try_send(l, msg, bytes, 0, 0);
+}
+
+void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
+{
+    if (type >= l->cfg.credit_types) sim_fatal("link %s: credit type %u returned, the link has %u", l->cfg.name, type, l->cfg.credit_types);
+    if (!credits) return;
+    if (l->cfg.credits[type] != SIM_LINK_INFINITE_CREDITS) {
+        if (credits > l->credits_outstanding[type])
+            sim_fatal("link %s: %u credits of type %u returned, only %" PRIu64 " outstanding", l->cfg.name, credits, type,
+                      l->credits_outstanding[type]);
+        l->credits_outstanding[type] -= credits;
+    }
+    sim_time_ps now = sim_now(l->k);
+    if (l->cq_len == l->cq_cap) {
+        l->cq = ring_grow(l->cq, &l->cq_cap, l->cq_head, l->cq_len, sizeof *l->cq);
+        l->cq_head = 0;
+    }
+    sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) % l->cq_cap];
+    c->arrive_ps = now + l->cfg.credit_latency_ps;
+    c->n = credits;
+    c->type = (uint8_t)type;
+    if (l->cq_len++ == 0) sim_event_notify_at(&l->credit_ev, l->cfg.credit_latency_ps);
+}
+
+void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n)
+{
+    if (type >= l->cfg.credit_types || l->credits[type] == SIM_LINK_INFINITE_CREDITS || l->credits[type] < n)
+        sim_fatal("link %s: cannot hold %u credits of type %u", l->cfg.name, n, type);
+    l->credits[type] -= n;
+    l->credits_outstanding[type] += n;
+}
+
+uint64_t sim_link_in_flight(const sim_link *l) { return l->q_len; }
+
+double sim_link_utilisation(const sim_link *l)
+{
+    sim_time_ps now = sim_now(l->k);
+    if (now <= l->stats_since_ps) return 0.0;
+    double u = (double)l->busy_ps / (double)(now - l->stats_since_ps);
+    return u > 1.0 ? 1.0 : u;
+}
+
+void sim_link_reset_stats(sim_link *l)
+{
+    l->stats_since_ps = sim_now(l->k);
+    l->busy_ps = 0;
+    l->stall_ps = 0;
+    if (l->stalled) l->stall_since_ps = l->stats_since_ps;
+    l->credit_stalls = 0;
+}
+
+int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n)
+{
+    if (l->msgs_delivered + l->q_len != l->msgs_sent) {
+        snprintf(why, n, "link %s: sent %" PRIu64 ", delivered %" PRIu64 ", in flight %zu", l->cfg.name, l->msgs_sent,
+                 l->msgs_delivered, l->q_len);
+        return -1;
+    }
+    if (expect_drained && l->q_len) {
+        snprintf(why, n, "link %s: %zu messages still in flight", l->cfg.name, l->q_len);
+        return -1;
+    }
+    for (unsigned i = 0; i < l->cfg.credit_types; i++) {
+        if (l->cfg.credits[i] == SIM_LINK_INFINITE_CREDITS) continue;
+        uint64_t in_return = 0;
+        for (size_t j = 0; j < l->cq_len; j++)
+            if (l->cq[(l->cq_head + j) % l->cq_cap].type == i) in_return += l->cq[(l->cq_head + j) % l->cq_cap].n;
+        if (l->credits[i] + l->credits_outstanding[i] + in_return != l->cfg.credits[i]) {
+            snprintf(why, n, "link %s: credit type %u: %u available + %" PRIu64 " held + %" PRIu64 " returning != %u initial",
+                     l->cfg.name, i, l->credits[i], l->credits_outstanding[i], in_return, l->cfg.credits[i]);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,116 @@
+/* Links: the only path between components (SST's Link, BookSim's Channel).
+ *
+ * A link is one direction of a wire: send(msg, bytes) serialises the message
+ * at the link's bandwidth behind earlier messages, then delivers it after the
+ * one-way latency to the receiver's callback (in the evaluate phase, in send
+ * order). Optional credit-based flow control: the sender spends credits of
+ * one of up to SIM_LINK_MAX_CREDIT_TYPES pools, the receiver returns them when
+ * it frees buffer space, and they travel back over the reverse direction with
+ * the credit latency before the sender may spend them again.
+ *
+ * Every link counts messages, bytes, busy time (utilisation), credit stalls
+ * and checks its own conservation: every message sent is delivered exactly
+ * once, in order; credits never exceed their initial value. */
+#ifndef SIM_LINK_H
+#define SIM_LINK_H
+
+#include "sim/kernel.h"
+#include "sim/trace.h"
+
+#define SIM_LINK_MAX_CREDIT_TYPES 8
+#define SIM_LINK_INFINITE_CREDITS UINT32_MAX
+
+typedef struct sim_link sim_link;
+typedef void (*sim_link_recv_fn)(void *ctx, sim_link *l, void *msg, uint32_t bytes);
+typedef void (*sim_link_credit_fn)(void *ctx, sim_link *l, unsigned type, uint32_t credits);
+/* Writes a short label for a message into buf (for waves). */
+typedef void (*sim_link_label_fn)(const void *msg, char *buf, size_t n);
+
+typedef struct sim_link_cfg {
+    const char *name;
+    sim_time_ps latency_ps;          /* one-way propagation, after the last byte is sent */
+    double bandwidth_GBps;           /* 1e9 bytes/s; 0 = infinite (no serialisation) */
+    sim_time_ps credit_latency_ps;   /* credit return delay; SIM_LINK_SAME_LATENCY = latency_ps */
+    unsigned credit_types;           /* 0 = no flow control */
+    uint32_t credits[SIM_LINK_MAX_CREDIT_TYPES]; /* initial credits; SIM_LINK_INFINITE_CREDITS = unlimited */
+} sim_link_cfg;
+#define SIM_LINK_SAME_LATENCY SIM_TIME_MAX
+
+typedef struct sim_link_msg {
+    uint64_t arrive_ps;
+    void *msg;
+    uint32_t bytes;
+    uint64_t seq;
+} sim_link_msg;
+
+typedef struct sim_link_credit_msg {
+    uint64_t arrive_ps;
+    uint32_t n;
+    uint8_t type;
+} sim_link_credit_msg;
+
+struct sim_link {
+    sim_kernel *k;
+    sim_link_cfg cfg;
+    uint64_t ps_per_byte_q16;        /* serialisation time, ps << 16 */
+    uint64_t busy_until_q16;         /* when the serialiser is free, ps << 16 */
+    /* receiver side */
+    sim_link_recv_fn recv;
+    void *recv_ctx;
+    /* sender side */
+    sim_link_credit_fn on_credit;
+    void *credit_ctx;
+    uint32_t credits[SIM_LINK_MAX_CREDIT_TYPES];
+    uint64_t credits_outstanding[SIM_LINK_MAX_CREDIT_TYPES]; /* spent, not yet returned */
+    sim_event credit_returned;       /* notified when credits arrive at the sender */
+    sim_event delivered;             /* notified after each batch of deliveries */
+    /* in flight, FIFO rings */
+    sim_link_msg *q; size_t q_head, q_len, q_cap;
+    sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
+    sim_event arrive_ev, credit_ev;
+    sim_process deliver_proc, credit_proc;
+    /* statistics */
+    uint64_t msgs_sent, msgs_delivered, bytes_sent, bytes_delivered;
+    uint64_t next_seq, next_deliver_seq;
+    uint64_t busy_ps;                /* summed serialisation time */
+    uint64_t stall_ps;               /* time the sender was blocked on credits */
+    uint64_t stall_since_ps; bool stalled;
+    uint64_t credit_stalls;          /* number of blocked attempts that started a stall */
+    uint64_t credits_returned_total;
+    uint64_t stats_since_ps;
+    /* tracing */
+    sim_link_label_fn label;
+    sim_trace_var tv_tx, tv_rx, tv_credit[SIM_LINK_MAX_CREDIT_TYPES];
+};
+
+sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg);
+void sim_link_free(sim_link *l);
+void sim_link_set_receiver(sim_link *l, sim_link_recv_fn fn, void *ctx);
+void sim_link_set_credit_callback(sim_link *l, sim_link_credit_fn fn, void *ctx);
+void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label);
+
+/* Credits available to the sender now. */
+static inline uint32_t sim_link_credits(const sim_link *l, unsigned type) { return l->credits[type]; }
+bool sim_link_can_send(const sim_link *l, unsigned type, uint32_t credits);
+/* Send spending `credits` of `type`. Returns false (and starts stall accounting)
+ * when there are not enough credits; the message is then not sent. */
+bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits);
+/* Send on a link without flow control (or spending no credits). */
+void sim_link_send(sim_link *l, void *msg, uint32_t bytes);
+/* Time the serialiser becomes free (>= now): a sender that paces itself to the wire. */
+sim_time_ps sim_link_tx_free_ps(const sim_link *l);
+/* The receiver starts with n buffer slots already occupied (preloaded state):
+ * those credits count as spent and come back through sim_link_return_credits. */
+void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n);
+/* Receiver frees buffer space: credits travel back to the sender. */
+void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits);
+
+uint64_t sim_link_in_flight(const sim_link *l);
+/* Utilisation of the wire since the last stats reset. */
+double sim_link_utilisation(const sim_link *l);
+void sim_link_reset_stats(sim_link *l);
+/* Conservation: all sent delivered (when drained), in order, credits bounded.
+ * Returns 0 if fine, else writes a description into why. */
+int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n);
+
+#endif

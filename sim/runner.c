@@ -1,0 +1,177 @@
+#include "sim/runner.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_TESTS 128
+
+static const sim_test_def *tests[MAX_TESTS];
+static unsigned n_tests;
+
+void sim_test_register(const sim_test_def *def)
+{
+    if (n_tests == MAX_TESTS) sim_fatal("too many tests (max %d)", MAX_TESTS);
+    for (unsigned i = 0; i < n_tests; i++)
+        if (!strcmp(tests[i]->name, def->name)) sim_fatal("test %s registered twice", def->name);
+    tests[n_tests++] = def;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const sim_test_def *const *)a)->name, (*(const sim_test_def *const *)b)->name);
+}
+
+static const sim_test_def *find_test(const char *name)
+{
+    for (unsigned i = 0; i < n_tests; i++)
+        if (!strcmp(tests[i]->name, name)) return tests[i];
+    return NULL;
+}
+
+static const sim_param_def common_params[] = {
+    SIM_PARAM_INT("seed", "1", "", 0, 9.2e18, "seed of every random stream in the run"),
+    SIM_PARAM_BOOL("trace", "1", "write waves/<test>.fst"),
+    SIM_PARAM_END,
+};
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double progress_last;
+
+void sim_progress(sim_test_ctx *c, double fraction, const char *fmt, ...)
+{
+    if (c->quiet) return;
+    double now = wall_now();
+    if (now - progress_last < 1.0) return;
+    progress_last = now;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "[%s] %5.1f%% %s\n", c->test_name, fraction * 100.0, msg);
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: simrun list\n"
+            "       simrun TEST help\n"
+            "       simrun [--regress] [--quiet] [--out DIR] TEST [key=value ...]\n"
+            "  --regress  apply the test's short regression defaults first (what `make test` runs)\n"
+            "  --out DIR  write DIR/reports/TEST.json and DIR/waves/TEST.fst (default: .)\n"
+            "exit status: 0 all checks passed, 1 a check failed, 2 bad input\n");
+}
+
+static void list_tests(void)
+{
+    qsort(tests, n_tests, sizeof *tests, by_name);
+    for (unsigned i = 0; i < n_tests; i++) printf("%-20s %s\n", tests[i]->name, tests[i]->help);
+}
+
+/* Applies a space-separated "k=v k=v" string. */
+static int apply_string(sim_params *ps, const char *args, char *err, size_t errlen)
+{
+    char *copy = strdup(args ? args : "");
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+        if ((rc = sim_params_set(ps, tok, err, errlen))) break;
+    free(copy);
+    return rc;
+}
+
+int sim_runner_main(int argc, char **argv)
+{
+    bool regress = false, quiet = false;
+    const char *out_dir = ".";
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--regress")) regress = true;
+        else if (!strcmp(argv[i], "--quiet")) quiet = true;
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
+        else if (!strcmp(argv[i], "--list")) { list_tests(); return 0; }
+        else {
+            fprintf(stderr, "error: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[i++];
+    if (!strcmp(name, "list")) {
+        list_tests();
+        return 0;
+    }
+    const sim_test_def *t = find_test(name);
+    if (!t) {
+        fprintf(stderr, "error: unknown test '%s'; the tests are:\n", name);
+        qsort(tests, n_tests, sizeof *tests, by_name);
+        for (unsigned j = 0; j < n_tests; j++) fprintf(stderr, "  %s\n", tests[j]->name);
+        return 2;
+    }
+    const sim_param_def *tables[2] = { t->params, common_params };
+    sim_params *ps = sim_params_new(tables, 2);
+    char err[1024];
+    if (regress && apply_string(ps, t->regress_args, err, sizeof err)) sim_fatal("test %s: bad regress_args: %s", t->name, err);
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help")) {
+            sim_params_print_help(ps, t->name, t->help);
+            sim_params_free(ps);
+            return 0;
+        }
+        if (sim_params_set(ps, argv[i], err, sizeof err)) {
+            fprintf(stderr, "error: %s: %s\n", t->name, err);
+            sim_params_free(ps);
+            return 2;
+        }
+    }
+
+    sim_test_ctx c = { 0 };
+    c.test_name = t->name;
+    c.k = sim_kernel_new();
+    c.params = ps;
+    c.report = sim_report_new(t->name);
+    c.seed = (uint64_t)sim_param_int(ps, "seed");
+    c.quiet = quiet;
+    c.out_dir = out_dir;
+    char path[4096];
+    if (sim_param_bool(ps, "trace")) {
+        snprintf(path, sizeof path, "%s/waves/%s.fst", out_dir, t->name);
+        if (sim_mkdir_parents(path) == 0) c.trace = sim_trace_open(c.k, path);
+        if (!c.trace) {
+            fprintf(stderr, "error: cannot write %s\n", path);
+            return 2;
+        }
+    }
+    double t0 = wall_now();
+    t->run(&c);
+    double wall = wall_now() - t0;
+    if (!c.sim_time_ps) c.sim_time_ps = sim_now(c.k);
+    if (!c.sim_events) c.sim_events = sim_event_count(c.k);
+    sim_trace_close(c.trace);
+
+    snprintf(path, sizeof path, "%s/reports/%s.json", out_dir, t->name);
+    int rc = sim_report_write(c.report, path, sim_params_json(ps), c.sim_time_ps, c.sim_events, wall);
+    sim_report_print(c.report, stdout);
+    printf("  sim time %.3f us, %llu events, %.2f s wall; report %s%s%s\n", (double)c.sim_time_ps * 1e-6,
+           (unsigned long long)c.sim_events, wall, path, sim_param_bool(ps, "trace") ? ", waves " : "",
+           sim_param_bool(ps, "trace") ? "written" : "");
+    int status = rc ? 2 : sim_report_passed(c.report) ? 0 : 1;
+    sim_report_free(c.report);
+    sim_kernel_free(c.k);
+    sim_params_free(ps);
+    return status;
+}

@@ -1,0 +1,55 @@
+/* Tests the runner (build/bin/simrun) knows. A test file declares its
+ * parameters and a run function and registers itself with SIM_TEST():
+ *
+ *   static const sim_param_def ring_params[] = { SIM_PARAM_INT("nodes", "8", "", 2, 65536, "ring size"), SIM_PARAM_END };
+ *   static void ring_run(sim_test_ctx *c) { ... }
+ *   SIM_TEST(kernel_ring, "tokens circulating in a ring", ring_params, "tokens=2", ring_run)
+ *
+ * The runner adds the common parameters `seed` and `trace`, applies key=value
+ * overrides, opens waves/<name>.fst unless trace=0, calls run, and writes
+ * reports/<name>.json. Exit status: 0 all checks passed, 1 a check failed,
+ * 2 bad input. */
+#ifndef SIM_RUNNER_H
+#define SIM_RUNNER_H
+
+#include "sim/kernel.h"
+#include "sim/params.h"
+#include "sim/report.h"
+#include "sim/trace.h"
+
+typedef struct sim_test_ctx {
+    const char *test_name;
+    sim_kernel *k;            /* a fresh kernel; tests may make more (sweeps) */
+    const sim_params *params;
+    sim_report *report;
+    sim_trace *trace;         /* NULL when trace=0 */
+    uint64_t seed;
+    bool quiet;               /* progress lines off (regression) */
+    const char *out_dir;      /* reports/ and waves/ go below it */
+    /* Reported as "sim":{"time_ps","events"}: taken from k unless a test that
+     * runs several kernels (a sweep) sets them. */
+    uint64_t sim_time_ps, sim_events;
+} sim_test_ctx;
+
+typedef struct sim_test_def {
+    const char *name;
+    const char *help;
+    const sim_param_def *params;
+    const char *regress_args; /* short defaults for `make test` ("cycles=2000 ...") */
+    void (*run)(sim_test_ctx *c);
+} sim_test_def;
+
+void sim_test_register(const sim_test_def *def);
+
+#define SIM_TEST(name_, help_, params_, regress_, run_)                                  \
+    static const sim_test_def sim_test_def_##name_ = { #name_, help_, params_, regress_, run_ }; \
+    __attribute__((constructor)) static void sim_test_register_##name_(void)          \
+    { sim_test_register(&sim_test_def_##name_); }
+
+/* Progress on long runs: a line at most every second on stderr (unless quiet). */
+void sim_progress(sim_test_ctx *c, double fraction, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Runs a test by name with arguments (what simrun's main does). */
+int sim_runner_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,190 @@
+/* FST tracing. fstapi.c comes from Verilator's include folder, compiled by the
+ * build (never copied into the repository). */
+#include "sim/trace.h"
+
+#include <fstapi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/kernel.h"
+
+struct sim_trace {
+    void *fst;
+    sim_kernel *k;
+    uint64_t last_time;
+    bool time_written;
+    /* per-variable width, so values can be formatted */
+    unsigned *width;
+    size_t n_vars, cap_vars;
+    int depth;
+};
+
+sim_trace *sim_trace_open(sim_kernel *k, const char *path)
+{
+    void *fst = fstWriterCreate(path, 1);
+    if (!fst) {
+        fprintf(stderr, "error: cannot open trace file %s\n", path);
+        return NULL;
+    }
+    sim_trace *t = calloc(1, sizeof *t);
+    if (!t) sim_fatal("out of memory");
+    t->fst = fst;
+    t->k = k;
+    fstWriterSetTimescaleFromString(fst, "1ps");
+    fstWriterSetPackType(fst, FST_WR_PT_LZ4);
+    fstWriterSetScope(fst, FST_ST_VCD_MODULE, "top", NULL);
+    if (k) sim_kernel_set_trace(k, t);
+    return t;
+}
+
+void sim_trace_close(sim_trace *t)
+{
+    if (!t) return;
+    if (t->k && sim_trace_of_kernel(t->k) == t) sim_kernel_set_trace(t->k, NULL);
+    while (t->depth > 0) sim_trace_pop_scope(t);
+    fstWriterSetUpscope(t->fst);
+    if (t->k && t->time_written && sim_now(t->k) > t->last_time) fstWriterEmitTimeChange(t->fst, sim_now(t->k));
+    fstWriterClose(t->fst);
+    free(t->width);
+    free(t);
+}
+
+void sim_trace_push_scope(sim_trace *t, const char *name)
+{
+    if (!t) return;
+    fstWriterSetScope(t->fst, FST_ST_VCD_MODULE, name, NULL);
+    t->depth++;
+}
+
+void sim_trace_push_scopef(sim_trace *t, const char *fmt, ...)
+{
+    if (!t) return;
+    char name[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    sim_trace_push_scope(t, name);
+}
+
+void sim_trace_pop_scope(sim_trace *t)
+{
+    if (!t || t->depth == 0) return;
+    fstWriterSetUpscope(t->fst);
+    t->depth--;
+}
+
+static sim_trace_var remember(sim_trace *t, fstHandle h, unsigned width)
+{
+    if (h >= t->cap_vars) {
+        size_t ncap = t->cap_vars ? 2 * t->cap_vars : 256;
+        while (ncap <= h) ncap *= 2;
+        t->width = realloc(t->width, ncap * sizeof *t->width);
+        if (!t->width) sim_fatal("out of memory");
+        t->cap_vars = ncap;
+    }
+    t->width[h] = width;
+    if (h >= t->n_vars) t->n_vars = h + 1;
+    return (sim_trace_var)h;
+}
+
+sim_trace_var sim_trace_add_var(sim_trace *t, const char *name, unsigned width_bits)
+{
+    if (!t) return 0;
+    if (width_bits < 1 || width_bits > 64) sim_fatal("trace variable %s: width %u, allowed 1..64", name, width_bits);
+    char full[160];
+    if (width_bits > 1) snprintf(full, sizeof full, "%s[%u:0]", name, width_bits - 1);
+    else snprintf(full, sizeof full, "%s", name);
+    fstHandle h = fstWriterCreateVar(t->fst, width_bits == 1 ? FST_VT_VCD_WIRE : FST_VT_VCD_REG, FST_VD_OUTPUT, width_bits,
+                                     full, 0);
+    return remember(t, h, width_bits);
+}
+
+sim_trace_var sim_trace_add_wide(sim_trace *t, const char *name, unsigned width_bits)
+{
+    if (!t) return 0;
+    char full[160];
+    snprintf(full, sizeof full, "%s[%u:0]", name, width_bits - 1);
+    fstHandle h = fstWriterCreateVar(t->fst, FST_VT_VCD_REG, FST_VD_OUTPUT, width_bits, full, 0);
+    return remember(t, h, width_bits);
+}
+
+sim_trace_var sim_trace_add_string(sim_trace *t, const char *name)
+{
+    if (!t) return 0;
+    fstHandle h = fstWriterCreateVar(t->fst, FST_VT_GEN_STRING, FST_VD_IMPLICIT, 0, name, 0);
+    return remember(t, h, 0);
+}
+
+sim_trace_var sim_trace_add_real(sim_trace *t, const char *name)
+{
+    if (!t) return 0;
+    fstHandle h = fstWriterCreateVar(t->fst, FST_VT_VCD_REAL, FST_VD_IMPLICIT, 64, name, 0);
+    return remember(t, h, 64);
+}
+
+static void stamp(sim_trace *t, uint64_t time_ps)
+{
+    if (!t->time_written || time_ps > t->last_time) {
+        fstWriterEmitTimeChange(t->fst, time_ps);
+        t->last_time = time_ps;
+        t->time_written = true;
+    }
+}
+
+void sim_trace_emit_u64_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, uint64_t value)
+{
+    if (!t || !v) return;
+    stamp(t, time_ps);
+    unsigned w = t->width[v];
+    char bits[65];
+    for (unsigned i = 0; i < w; i++) bits[w - 1 - i] = (value >> i) & 1 ? '1' : '0';
+    bits[w] = 0;
+    fstWriterEmitValueChange(t->fst, v, bits);
+}
+
+void sim_trace_emit_words_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, const uint32_t *words, unsigned width_bits)
+{
+    if (!t || !v) return;
+    stamp(t, time_ps);
+    char stackbuf[1025];
+    char *bits = width_bits < sizeof stackbuf ? stackbuf : malloc(width_bits + 1);
+    if (!bits) sim_fatal("out of memory");
+    for (unsigned i = 0; i < width_bits; i++) bits[width_bits - 1 - i] = (words[i / 32] >> (i % 32)) & 1 ? '1' : '0';
+    bits[width_bits] = 0;
+    fstWriterEmitValueChange(t->fst, v, bits);
+    if (bits != stackbuf) free(bits);
+}
+
+void sim_trace_emit_u64_(sim_trace *t, sim_trace_var v, uint64_t value)
+{
+    if (!t) return;
+    sim_trace_emit_u64_at(t, t->k ? sim_now(t->k) : t->last_time, v, value);
+}
+
+void sim_trace_emit_str_(sim_trace *t, sim_trace_var v, const char *s)
+{
+    if (!t) return;
+    stamp(t, t->k ? sim_now(t->k) : t->last_time);
+    fstWriterEmitVariableLengthValueChange(t->fst, v, s, (uint32_t)strlen(s));
+}
+
+void sim_trace_emit_strf_(sim_trace *t, sim_trace_var v, const char *fmt, ...)
+{
+    if (!t) return;
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    sim_trace_emit_str_(t, v, buf);
+}
+
+void sim_trace_emit_real_(sim_trace *t, sim_trace_var v, double x)
+{
+    if (!t) return;
+    stamp(t, t->k ? sim_now(t->k) : t->last_time);
+    fstWriterEmitValueChange(t->fst, v, &x);
+}
