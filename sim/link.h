@@ -17,7 +17,7 @@
 #include "sim/kernel.h"
 #include "sim/trace.h"
 
-#define SIM_LINK_MAX_CREDIT_TYPES 8
+#define SIM_LINK_MAX_CREDIT_TYPES 64   /* e.g. one per VOQ of a 64-port switch */
 #define SIM_LINK_INFINITE_CREDITS UINT32_MAX
 
 typedef struct sim_link sim_link;

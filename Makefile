@@ -1,0 +1,56 @@
+# Thin front end over CMake + CTest. The commands users type:
+#   make sim TEST=nvswitch_fanout [ARGS="k=v ..."]   build (Release) and run one test
+#   make sim TEST=list                               list the tests
+#   make sim TEST=pcie_bw ARGS=help                  a test's parameters
+#   make test                                        unit tests + regression (+ lint)
+#   make bench                                       benchmarks -> reports/bench.json
+#   make waves TEST=name                             open waves/name.fst in GTKWave
+#   make lint                                        Verilator lint + Yosys synthesis of rtl/
+BUILD ?= build
+TYPE  ?= Release
+TEST  ?= nvswitch_fanout
+ARGS  ?=
+JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+SIMRUN = $(BUILD)/bin/simrun
+
+.PHONY: all deps configure build sim test bench waves lint asan clean
+all: build
+
+deps:
+	@scripts/bootstrap.sh
+
+configure: deps
+	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE); fi
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+sim: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target simrun
+	@if [ "$(TEST)" = list ]; then $(SIMRUN) list; else $(SIMRUN) $(TEST) $(ARGS); fi
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench:
+	@scripts/bootstrap.sh bench
+	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE); fi
+	@cmake --build $(BUILD) -j $(JOBS)
+	@scripts/bench.sh $(BUILD)
+
+waves:
+	@scripts/bootstrap.sh waves
+	@test -f waves/$(TEST).fst || { echo "waves/$(TEST).fst not found: run 'make sim TEST=$(TEST)' first" >&2; exit 2; }
+	gtkwave waves/$(TEST).fst waves/$(TEST).gtkw
+
+lint: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target lint
+
+# The sanitizer build CI runs: unit tests under ASan + UBSan.
+asan: deps
+	@if [ ! -f $(BUILD)-asan/CMakeCache.txt ]; then cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DLINKSTACK_SANITIZE=ON; fi
+	@cmake --build $(BUILD)-asan -j $(JOBS)
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L unit
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan
