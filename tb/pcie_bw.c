@@ -17,13 +17,15 @@ static const sim_param_def bw_params[] = {
     SIM_PARAM_INT("size", "4096", "B", 1, 1 << 30, "bytes per DMA transfer"),
     SIM_PARAM_INT("count", "20000", "", 1, 1e10, "DMA transfers (of each kind for rdwr)"),
     SIM_PARAM_DOUBLE("ber", "0", "", 0, 0.01, "bit-error rate on TLP and DLLP bits, both directions"),
+    SIM_PARAM_BOOL("lookahead", "1", "let a transmitter commit several TLPs per wake when nothing can intervene (same results, faster)"),
+    SIM_PARAM_STRING("bench_out", "", "benchmark mode: also write object \"pcie_bw\" (tlps_per_s) into this bench.json"),
     SIM_PARAM_END,
 };
 
-static double wall_s(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -36,15 +38,16 @@ static void bw_run(sim_test_ctx *c)
     cfg.size = (uint64_t)sim_param_int(p, "size");
     cfg.count = (uint64_t)sim_param_int(p, "count");
     double ber = sim_param_double(p, "ber");
+    cfg.no_lookahead = !sim_param_bool(p, "lookahead");
     cfg.err[PCIE_DOWN].ber = cfg.err[PCIE_UP].ber = ber;
     char why[256];
     if (pcie_cfg_check(&cfg, why, sizeof why)) sim_input_error("pcie_bw: %s", why);
 
     pcie_sys *s = pcie_sys_new(c->k, &cfg, c->seed, c->trace);
     const pcie_phy *phy = pcie_sys_phy(s);
-    double t0 = wall_s();
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     pcie_run(c, s, cfg.count * (cfg.op == PCIE_OP_RDWR ? 2 : 1), SIM_US(20000), SIM_TIME_MAX);
-    double wall = wall_s() - t0;
+    double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     pcie_results r;
     pcie_sys_results(s, &r);
 
@@ -94,6 +97,7 @@ static void bw_run(sim_test_ctx *c)
     sim_report_metric(rep, "max_replay_occupancy", r.max_replay_occupancy);
     sim_report_metric(rep, "latency_min_ns", sim_hist_count(&r.latency_ns) ? r.latency_ns.min : 0);
     sim_report_metric(rep, "tlps_per_s", wall > 0 ? (double)tlps / wall : 0);
+    sim_report_metric(rep, "tlps_per_cpu_s", cpu > 0 ? (double)tlps / cpu : 0);
 
     double model_Gbps = 0, bound_Gbps = 0;
     if (cfg.op == PCIE_OP_WR) {
@@ -134,6 +138,45 @@ static void bw_run(sim_test_ctx *c)
                   "fastest credit loop %.1f ns >= 2 x wire %.1f ns", r.credit_loop_min_ns,
                   2.0 * (double)cfg.wire_ps / 1000.0);
 
+    const char *bench = sim_param_str(p, "bench_out");
+    if (bench && *bench) {
+        /* median of three runs (this one and two more on fresh kernels): the machine is shared */
+        double rate[3] = { wall > 0 ? (double)tlps / wall : 0 }, crate[3] = { cpu > 0 ? (double)tlps / cpu : 0 };
+        for (int i = 1; i < 3; i++) {
+            sim_kernel *k2 = sim_kernel_new();
+            pcie_sys *s2 = pcie_sys_new(k2, &cfg, c->seed, NULL);
+            double w0 = clock_s(CLOCK_MONOTONIC), u0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+            while (!pcie_sys_run(s2, SIM_TIME_MAX)) {
+            }
+            double w = clock_s(CLOCK_MONOTONIC) - w0, u = clock_s(CLOCK_PROCESS_CPUTIME_ID) - u0;
+            pcie_results r2;
+            pcie_sys_results(s2, &r2);
+            double n2 = (double)(r2.dir[0].tlps_new + r2.dir[1].tlps_new);
+            rate[i] = w > 0 ? n2 / w : 0;
+            crate[i] = u > 0 ? n2 / u : 0;
+            sim_hist_free(&r2.latency_ns);
+            pcie_sys_free(s2);
+            sim_kernel_free(k2);
+        }
+        for (int i = 0; i < 3; i++)
+            for (int j = i + 1; j < 3; j++) {
+                if (rate[j] < rate[i]) { double t = rate[i]; rate[i] = rate[j]; rate[j] = t; }
+                if (crate[j] < crate[i]) { double t = crate[i]; crate[i] = crate[j]; crate[j] = t; }
+            }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "tlps_per_s", rate[1]);
+        cJSON_AddNumberToObject(o, "tlps_per_cpu_s", crate[1]);
+        cJSON_AddNumberToObject(o, "tlps", (double)tlps);
+        cJSON_AddNumberToObject(o, "wall_s", wall);
+        cJSON_AddNumberToObject(o, "cpu_s", cpu);
+        cJSON_AddNumberToObject(o, "target_tlps_per_s", 5e6);
+        char desc[160];
+        snprintf(desc, sizeof desc, "Gen%u x%u MPS %u, %s %llu B x %llu, trace off", cfg.gen, cfg.lanes, cfg.mps,
+                 cfg.op == PCIE_OP_WR ? "MWr" : cfg.op == PCIE_OP_RD ? "MRd" : "MRd+MWr", (unsigned long long)cfg.size,
+                 (unsigned long long)cfg.count);
+        cJSON_AddStringToObject(o, "config", desc);
+        if (sim_bench_write(bench, "pcie_bw", o)) sim_check(rep, "bench_written", false, "could not write %s", bench);
+    }
     sim_report_metric_json(rep, "latency_histogram_ns", sim_hist_json(&r.latency_ns, 10));
     sim_hist_free(&r.latency_ns);
     c->sim_time_ps = sim_now(c->k);

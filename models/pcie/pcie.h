@@ -106,6 +106,7 @@ typedef struct pcie_cfg {
     sim_time_ps retrain_ps;       /* Recovery after REPLAY_NUM rollover */
     unsigned tags;                /* outstanding reads the requester may have */
     pcie_err_cfg err[2];          /* per direction */
+    bool no_lookahead;            /* one TLP per transmitter wake (the lookahead gives identical results, faster) */
     /* workload */
     enum pcie_op op;
     uint64_t size, count;

@@ -244,6 +244,7 @@ static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
         if ((k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_FLIT) && in_bad_window(p, now)) k->corrupted = 1;
         if (k->corrupted) p->st_tx->corrupted++;
     }
+    if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) p->disruptive_sent++;
     sim_link_send(p->tx, k, k->bytes);
     p->last_tx_end = sim_link_tx_free_ps(p->tx);
 }
@@ -484,6 +485,7 @@ static void enter_recovery(pcie_port *p, sim_time_ps now)
     k->bytes = 16 * p->phy->lanes;
     sim_time_ps until = start + (sim_time_ps)((double)k->bytes * 1000.0 / p->phy->raw_GBps) + p->cfg->retrain_ps;
     k->until_ps = until;
+    p->disruptive_sent++;
     sim_link_send(p->tx, k, k->bytes);
     p->recovery_until = until;
     if (p->replay_deadline != SIM_TIME_MAX) p->replay_deadline = until + p->phy->replay_timeout_ps;
@@ -626,6 +628,59 @@ static bool skp_due(pcie_port *p, sim_time_ps now)
     return true;
 }
 
+/* Sends the Nak, Ack and UpdateFCs that are due, back to back. */
+static bool tx_dllps(pcie_port *p, sim_time_ps now)
+{
+    bool sent = false;
+    for (;;) {
+        if (p->nak_now) send_dllp(p, PCIE_PKT_NAK, 0, now);
+        else if (p->ack_now) send_dllp(p, PCIE_PKT_ACK, 0, now);
+        else if (p->fc_now) send_dllp(p, PCIE_PKT_UPDATEFC, (unsigned)__builtin_ctz(p->fc_now), now);
+        else return sent;
+        sent = true;
+    }
+}
+
+/* Lookahead: nothing can change this transmitter's next choices before
+ * `until` when no TLP, Nak or training set is on its way to it (whatever the
+ * peer sends from now on arrives after now + wire latency), its own timers
+ * and SKP schedule lie beyond, and no receive work is pending. Acks and
+ * UpdateFCs on the way only add credits, which matters only to a TLP that is
+ * blocked, and a blocked TLP ends the batch. So the batch sends exactly what
+ * one-TLP-per-wake would, at the same wire times. */
+static sim_time_ps lookahead_until(const pcie_port *p, sim_time_ps now)
+{
+    if (!p->lookahead || p->rxb_len || p->peer->disruptive_sent != p->disruptive_rcvd) return now;
+    sim_time_ps until = now + p->cfg->wire_ps;
+    if (p->skp_next < until) until = p->skp_next;
+    if (p->timer_at < until) until = p->timer_at;
+    return until;
+}
+
+static bool tx_new_tlp(pcie_port *p, sim_time_ps now, sim_time_ps decide)
+{
+    if (!pcie_dll_tx_may_send_new(&p->dtx)) return false;
+    bool credit_blocked;
+    int c = pick_new(p, &credit_blocked);
+    if (c < 0) {
+        if (credit_blocked) stall_begin(p, decide);
+        return false;
+    }
+    stall_end(p, decide);
+    pcie_tlp t;
+    p->tl_now = decide;
+    take_new(p, (unsigned)c, &t, decide);
+    uint16_t seq = pcie_dll_tx_assign(&p->dtx);
+    p->replay[seq] = t;
+    uint32_t occ = pcie_dll_tx_outstanding(&p->dtx);
+    if (occ > p->max_replay_occ) p->max_replay_occ = occ;
+    send_tlp(p, &t, seq, false, now);
+    trace_dll(p);
+    if (p->app.refill) p->app.refill(p->app.ctx, p, (unsigned)c);
+    p->tl_now = 0;
+    return true;
+}
+
 static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
 {
     if (skp_due(p, now)) {
@@ -642,42 +697,29 @@ static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
         return false;
     }
     /* recommended priority: Nak > Ack > UpdateFC > replay > new TLPs */
-    if (p->nak_now) {
-        send_dllp(p, PCIE_PKT_NAK, 0, now);
-        return true;
-    }
-    if (p->ack_now) {
-        send_dllp(p, PCIE_PKT_ACK, 0, now);
-        return true;
-    }
-    if (p->fc_now) {
-        send_dllp(p, PCIE_PKT_UPDATEFC, (unsigned)__builtin_ctz(p->fc_now), now);
-        return true;
-    }
+    if (tx_dllps(p, now)) return true;
     if (p->replaying) {
         uint16_t seq = pcie_seq_sub(p->dtx.sp, p->dtx.next_transmit_seq, (uint16_t)p->replay_left);
         if (--p->replay_left == 0) p->replaying = false;
         send_tlp(p, &p->replay[seq], seq, true, now);
         return true;
     }
-    if (!pcie_dll_tx_may_send_new(&p->dtx)) return false;
-    bool credit_blocked;
-    int c = pick_new(p, &credit_blocked);
-    if (c < 0) {
-        if (credit_blocked) stall_begin(p, now);
-        return false;
+    if (!tx_new_tlp(p, now, now)) return false;
+    /* more TLPs in this wake while the lookahead says nothing can intervene */
+    sim_time_ps until = lookahead_until(p, now);
+    for (;;) {
+        sim_time_ps decide = sim_link_tx_free_ps(p->tx);
+        if (decide >= until || p->replaying || p->nak_now || p->ack_now || p->fc_now) break;
+        if (!tx_new_tlp(p, now, decide)) break;
     }
-    stall_end(p, now);
-    pcie_tlp t;
-    take_new(p, (unsigned)c, &t, now);
-    uint16_t seq = pcie_dll_tx_assign(&p->dtx);
-    p->replay[seq] = t;
-    uint32_t occ = pcie_dll_tx_outstanding(&p->dtx);
-    if (occ > p->max_replay_occ) p->max_replay_occ = occ;
-    send_tlp(p, &t, seq, false, now);
-    trace_dll(p);
-    if (p->app.refill) p->app.refill(p->app.ctx, p, (unsigned)c);
     return true;
+}
+
+/* Something for the transmitter to do once the wire is free? */
+static bool tx_has_work(const pcie_port *p)
+{
+    return p->nak_now || p->ack_now || p->fc_now || p->replaying || p->initfc_to_send || p->q[PCIE_FC_P].len ||
+           p->q[PCIE_FC_NP].len || p->q[PCIE_FC_CPL].len || (p->phy->flit_mode && p->fa_has_carry);
 }
 
 static bool tx_one_flit(pcie_port *p, sim_time_ps now);
@@ -700,9 +742,10 @@ static void tx_run(void *ctx)
         return;
     }
     p->in_tx = true;
+    p->tx_wakes++;
     bool sent = p->phy->flit_mode ? tx_one_flit(p, now) : tx_one_nfm(p, now);
     p->in_tx = false;
-    if (sent) sim_event_notify_at(&p->tx_ev, sim_link_tx_free_ps(p->tx) - now);
+    if (sent && tx_has_work(p)) sim_event_notify_at(&p->tx_ev, sim_link_tx_free_ps(p->tx) - now);
 }
 
 /* ---- timers ------------------------------------------------------------------------------------ */
@@ -711,12 +754,20 @@ static void timer_run(void *ctx)
     pcie_port *p = ctx;
     sim_time_ps now = now_of(p);
     p->timer_at = SIM_TIME_MAX;
-    if (p->ack_deadline <= now) {
-        p->ack_deadline = SIM_TIME_MAX;
-        if (pcie_dll_rx_ack_seq(&p->drx) != p->last_acknak_sent) {
-            p->ack_now = true;
-            kick(p);
+    /* Coalesced Acks and UpdateFCs go out together: when either limit is
+     * reached, the other pending one is sent with it (earlier is allowed). */
+    bool flush = p->ack_deadline <= now;
+    for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) flush = flush || p->fc_deadline[c] <= now;
+    if (flush) {
+        if (p->ack_deadline != SIM_TIME_MAX) {
+            p->ack_deadline = SIM_TIME_MAX;
+            if (pcie_dll_rx_ack_seq(&p->drx) != p->last_acknak_sent) {
+                p->ack_now = true;
+                kick(p);
+            }
         }
+        for (unsigned c = 0; c < PCIE_FC_CLASSES; c++)
+            if (p->fc_deadline[c] != SIM_TIME_MAX) p->fc_deadline[c] = now;
     }
     if (p->replay_deadline <= now && now >= p->recovery_until) {
         p->replay_deadline = SIM_TIME_MAX;
@@ -831,6 +882,7 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     (void)bytes;
     pcie_port *p = ctx;
     pcie_pkt *k = msg;
+    if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK || k->kind == PCIE_PKT_TS) p->disruptive_rcvd++;
     switch (k->kind) {
     case PCIE_PKT_TLP: rx_tlp_nfm(p, k); break;
     case PCIE_PKT_FLIT: rx_flit(p, k); break;
@@ -900,6 +952,10 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
         if (!p->loop[c]) sim_fatal("out of memory");
     }
     p->ack_deadline = p->replay_deadline = p->flit_ack_deadline = SIM_TIME_MAX;
+    p->lookahead = !cfg->no_lookahead && !tr && !phy->flit_mode && cfg->err[0].ber == 0 && cfg->err[1].ber == 0 &&
+                   !cfg->err[0].nak_every && !cfg->err[1].nak_every && !cfg->err[0].drop_ack_every &&
+                   !cfg->err[1].drop_ack_every && cfg->err[0].bad_until_ps <= cfg->err[0].bad_from_ps &&
+                   cfg->err[1].bad_until_ps <= cfg->err[1].bad_from_ps;
     p->timer_at = SIM_TIME_MAX;
     p->dl = PCIE_DL_FC_INIT1;
     p->initfc_to_send = 7;

@@ -155,6 +155,13 @@ struct pcie_port {
     bool fa_has_carry;
     sim_time_ps flit_ack_deadline;
 
+    /* lookahead (conservative, exact): TLPs/Naks/TS sent towards the peer and received from it */
+    pcie_port *peer;
+    uint64_t disruptive_sent, disruptive_rcvd;
+    bool lookahead;               /* may commit several TLPs per wake when nothing can intervene */
+    sim_time_ps tl_now;           /* decision time of the TLP being taken (0 = sim_now) */
+    uint64_t tx_wakes;
+
     /* stall accounting */
     bool stalled;
     sim_time_ps stall_since, stall_ps;
@@ -188,6 +195,9 @@ static inline size_t pcie_port_queued(const pcie_port *p, unsigned cls) { return
 static inline uint32_t pcie_port_replay_occupancy(const pcie_port *p) { return pcie_dll_tx_outstanding(&p->dtx); }
 /* Credit-stall time so far (closes an open stall at now). */
 sim_time_ps pcie_port_stall_ps(const pcie_port *p);
+/* The transaction layer's notion of now: the transmit decision time while the
+ * port takes a TLP (a lookahead batch decides ahead of sim time), else sim_now. */
+static inline sim_time_ps pcie_port_tl_now(const pcie_port *p) { return p->tl_now ? p->tl_now : sim_now(p->k); }
 /* Label for link traces. */
 void pcie_pkt_label(const void *msg, char *buf, size_t n);
 

@@ -73,7 +73,7 @@ static uint8_t hdr_bytes(const pcie_sys *s, uint64_t addr)
 static void req_refill(void *ctx, pcie_port *p, unsigned cls)
 {
     pcie_sys *s = ctx;
-    sim_time_ps now = sim_now(s->k);
+    sim_time_ps now = pcie_port_tl_now(p);
     if ((cls == PCIE_FC_P || cls == PCIE_FC_CLASSES) && want_wr(s)) {
         while (pcie_port_queued(p, PCIE_FC_P) < TL_QUEUE_DEPTH && s->wr_xfer < s->cfg.count) {
             if (s->wr_off == 0) s->wr_xfer_start = now;
@@ -283,6 +283,8 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
     pcie_port_app ca = { s, cpl_deliver, cpl_refill, any_drained };
     pcie_port_set_app(&s->req, &ra);
     pcie_port_set_app(&s->cpl, &ca);
+    s->req.peer = &s->cpl;
+    s->cpl.peer = &s->req;
 
     s->tags = calloc(cfg->tags, sizeof *s->tags);
     s->free_tags = calloc(cfg->tags, sizeof *s->free_tags);
