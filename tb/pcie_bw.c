@@ -12,7 +12,7 @@
 #include "tb/pcie_common.h"
 
 static const sim_param_def bw_params[] = {
-    PCIE_LINK_PARAMS,
+    PCIE_LINK_PARAMS("20"),
     SIM_PARAM_ENUM("op", "wr", "wr|rd|rdwr", "DMA writes (MWr), reads (MRd -> CplD) or both at once"),
     SIM_PARAM_INT("size", "4096", "B", 1, 1 << 30, "bytes per DMA transfer"),
     SIM_PARAM_INT("count", "20000", "", 1, 1e10, "DMA transfers (of each kind for rdwr)"),

@@ -14,7 +14,7 @@
 #include "sim/sim.h"
 
 /* Parameters every PCIe test shares (link, TL sizes, credits, latencies). */
-#define PCIE_LINK_PARAMS                                                                                              \
+#define PCIE_LINK_PARAMS(wire_default)                                                                                \
     SIM_PARAM_INT("gen", "5", "", 1, 6, "PCIe generation 1..6 (Gen6 runs in Flit Mode)"),                            \
     SIM_PARAM_INT("lanes", "16", "", 1, 32, "link width: 1,2,4,8,16,32"),                                           \
     SIM_PARAM_INT("mps", "256", "B", 128, 4096, "Max_Payload_Size: 128..4096, power of two"),                      \
@@ -30,7 +30,7 @@
     SIM_PARAM_INT("cplh", "0", "", 0, 127, "completion header credits advertised (0 = infinite, endpoint rule)"),   \
     SIM_PARAM_INT("cpld", "0", "", 0, 2047, "completion data credits advertised (0 = infinite, endpoint rule)"),    \
     SIM_PARAM_INT("fc_scale", "1", "", 1, 16, "Scaled FC factor: 1, 4 or 16 (gen >= 4)"),                           \
-    SIM_PARAM_DOUBLE("wire_ns", "20", "ns", 0, 1e6, "one-way wire + PHY latency"),                                  \
+    SIM_PARAM_DOUBLE("wire_ns", wire_default, "ns", 0, 1e6, "one-way wire + PHY latency"),                                  \
     SIM_PARAM_DOUBLE("rx_ns", "1", "ns", 0, 1e6, "receiver processing per TLP (receive buffers drain at this rate)"), \
     SIM_PARAM_DOUBLE("cpl_ns", "300", "ns", 0, 1e9, "completer latency for reads"),                                 \
     SIM_PARAM_DOUBLE("retrain_ns", "2000", "ns", 0, 1e9, "link retrain (Recovery) penalty after REPLAY_NUM rollover"), \
