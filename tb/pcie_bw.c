@@ -46,7 +46,7 @@ static void bw_run(sim_test_ctx *c)
     pcie_sys *s = pcie_sys_new(c->k, &cfg, c->seed, c->trace);
     const pcie_phy *phy = pcie_sys_phy(s);
     double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-    pcie_run(c, s, cfg.count * (cfg.op == PCIE_OP_RDWR ? 2 : 1), SIM_US(20000), SIM_TIME_MAX);
+    pcie_run(c, c->k, s, cfg.count * (cfg.op == PCIE_OP_RDWR ? 2 : 1), SIM_US(20000), SIM_TIME_MAX);
     double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     pcie_results r;
     pcie_sys_results(s, &r);

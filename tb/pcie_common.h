@@ -67,16 +67,17 @@ static inline void pcie_cfg_from_params(const sim_params *p, pcie_cfg *c, const 
 
 /* Runs a system to completion with a watchdog: no transfer completing for
  * `stuck_ps` of simulated time (or reaching hard_limit_ps) ends the run. */
-static inline bool pcie_run(sim_test_ctx *c, pcie_sys *s, uint64_t expected_xfers, sim_time_ps stuck_ps,
+static inline bool pcie_run(sim_test_ctx *c, sim_kernel *k, pcie_sys *s, uint64_t expected_xfers, sim_time_ps stuck_ps,
                             sim_time_ps hard_limit_ps)
 {
     sim_time_ps step = stuck_ps;
     uint64_t last_done = 0;
     sim_time_ps last_change = 0;
     for (;;) {
-        sim_time_ps now = sim_now(c->k);
-        if (pcie_sys_run(s, now + step > hard_limit_ps ? hard_limit_ps : now + step)) return true;
-        now = sim_now(c->k);
+        sim_time_ps before = sim_now(k);
+        if (pcie_sys_run(s, before + step > hard_limit_ps ? hard_limit_ps : before + step)) return true;
+        sim_time_ps now = sim_now(k);
+        if (now == before) return false;          /* nothing left to happen: deadlock */
         uint64_t done = pcie_sys_xfers_done(s);
         if (done != last_done) {
             last_done = done;
