@@ -241,7 +241,7 @@ static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
     if (p->dl == PCIE_DL_ACTIVE && k->kind != PCIE_PKT_SKP && k->kind != PCIE_PKT_TS) {
         uint32_t eb[1];
         if (wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
-        if ((k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_FLIT) && in_bad_window(p, now)) k->corrupted = 1;
+        if (in_bad_window(p, now)) k->corrupted = 1;      /* a bad link corrupts TLPs and DLLPs alike */
         if (k->corrupted) p->st_tx->corrupted++;
     }
     if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) p->disruptive_sent++;
