@@ -425,5 +425,7 @@ sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
             timed_entry e = heap_pop(k);
             e.fn(e.obj, e.tag);
         }
+        /* a stop from a timed-phase callback: finish this time's deltas, then return */
+        if (k->stop_requested && !(k->run_head || k->upd_head || k->delta_head)) return k->now;
     }
 }
