@@ -401,9 +401,14 @@ sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
 {
     k->stop_requested = false;
     if (!k->started) {
+        /* IEEE 1666 initialization: update phase (writes made before the
+         * start), the initialised processes become runnable, then the delta
+         * notification phase; all of it feeds the first evaluate (delta 0). */
         k->started = true;
+        update(k);
         for (size_t i = 0; i < k->n_procs; i++)
             if (k->procs[i]->initialize) make_runnable(k, k->procs[i]);
+        delta_notify(k);
     }
     for (;;) {
         while (k->run_head || k->upd_head || k->delta_head) {
