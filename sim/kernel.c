@@ -419,9 +419,10 @@ sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
             if (k->stop_requested) return k->now;
         }
         sim_time_ps t = sim_next_time(k);
-        if (t == SIM_TIME_MAX) return k->now;
-        if (t > until_ps) {
-            if (until_ps > k->now) k->now = until_ps;
+        if (t > until_ps || t == SIM_TIME_MAX) {
+            /* like sc_start(duration) (SC_RUN_TO_TIME): time stands at the limit even
+             * when activity ended earlier, so a later call resumes from there */
+            if (until_ps != SIM_TIME_MAX && until_ps > k->now) k->now = until_ps;
             return k->now;
         }
         k->now = t;

@@ -91,9 +91,11 @@ sim_time_ps sim_now(const sim_kernel *k);
 uint64_t sim_delta_count(const sim_kernel *k);     /* delta cycles so far */
 uint64_t sim_event_count(const sim_kernel *k);     /* process activations so far */
 
-/* Run until no activity is left, sim_stop() is called, or time would pass
- * `until_ps` (SIM_TIME_MAX = no limit). Returns the time reached. After a
- * stop at `until_ps`, time stands at until_ps and a later call resumes. */
+/* Run until sim_stop() is called or time would pass `until_ps`. Returns the
+ * time reached. Like sc_start(duration): time then stands at until_ps, even if
+ * activity ended earlier, and a later call resumes from there. With
+ * SIM_TIME_MAX (no limit) it returns when no activity is left, at the time of
+ * the last activity. */
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps);
 void sim_stop(sim_kernel *k);                     /* finish the current delta, then return */
 bool sim_stopped(const sim_kernel *k);
