@@ -7,7 +7,9 @@
  * until nothing is runnable; then time advances to the earliest pending timed
  * notification, and all timed notifications at that time are triggered in
  * (time, priority, sequence) order. Same-time order is therefore specified:
- * lower priority value first, then first-notified first.
+ * lower priority value first, then first-notified first. As in IEEE 1666,
+ * the first sim_run starts with an update and a delta-notification phase, so
+ * signal writes and delta notifications made before it are seen in delta 0.
  *
  * Events carry at most one pending notification, with SystemC's override
  * rules: a delta notification beats a timed one; an earlier timed notification
