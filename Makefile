@@ -11,6 +11,7 @@ TYPE  ?= Release
 TEST  ?= nvswitch_fanout
 ARGS  ?=
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+MAKEFLAGS += --no-print-directory
 SIMRUN = $(BUILD)/bin/simrun
 
 .PHONY: all deps configure build sim test bench waves lint asan clean

@@ -1,5 +1,6 @@
 /* The discrete-event kernel. Phase order and override rules: see kernel.h. */
 #include "sim/kernel.h"
+#include "sim/trace.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -560,6 +561,7 @@ static void delta_notify(sim_kernel *k)
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
 {
     k->stop_requested = false;
+    if (k->trace) sim_trace_freeze(k->trace);   /* elaboration is over: the trace hierarchy is complete */
     if (!k->started) {
         k->started = true;
         for (size_t i = 0; i < k->n_procs; i++)
