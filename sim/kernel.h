@@ -49,32 +49,33 @@ typedef struct sim_sens_node {
     struct sim_sens_node *next;
 } sim_sens_node;
 
-struct sim_event {
-    sim_kernel *k;
-    const char *name;
+struct sim_event {            /* hot fields first: one cache line for the common trigger */
     uint8_t pending;          /* enum sim_notify_kind */
     int8_t priority;          /* same-time order: lower first (default 0) */
+    sim_event *delta_next;    /* the kernel's delta list, while pending == DELTA */
+    sim_process *sens1;       /* first statically sensitive process (the common case: one) */
+    sim_sens_node *static_sens; /* the others, in the order they were made sensitive */
+    sim_process *dyn_head;    /* processes waiting on this event once (next_trigger), FIFO */
+    sim_kernel *k;
+    uint64_t triggers;        /* how many times it fired (tests, statistics) */
     sim_time_ps when_ps;      /* valid when pending == TIMED */
     uint64_t timed_seq;       /* identifies the live timed-queue entry (lazy cancel) */
-    sim_event *delta_next;    /* delta notification list */
-    sim_sens_node *static_sens;
-    sim_process *dyn_head, *dyn_tail; /* processes waiting on this event once (next_trigger), FIFO */
-    uint64_t triggers;        /* how many times it fired */
+    const char *name;
 };
 
-struct sim_process {
-    sim_kernel *k;
-    const char *name;
+struct sim_process {          /* hot fields first */
     sim_method_fn fn;
     void *ctx;
-    sim_process *run_next;    /* runnable list */
-    sim_process *dyn_next;    /* list of an event's dynamic waiters */
-    sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
-    sim_event timeout;        /* next_trigger(delay) fires this */
     uint8_t queued;           /* on the runnable list */
     uint8_t dynamic;          /* static sensitivity suspended until the dynamic trigger fires */
     uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
-    uint64_t activations;
+    sim_process *run_next;    /* the kernel's runnable list, while queued */
+    uint64_t activations;     /* how many times it ran */
+    sim_kernel *k;
+    sim_process *dyn_next;    /* list of an event's dynamic waiters */
+    sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
+    const char *name;
+    sim_event *timeout;       /* next_trigger(delay) fires this; made on first use */
 };
 
 /* A primitive channel: its update() runs in the update phase after a

@@ -126,6 +126,8 @@ void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label)
     sim_trace_push_scope(t, l->cfg.name);
     l->tv_tx = sim_trace_add_string(t, "tx");
     l->tv_rx = sim_trace_add_string(t, "rx");
+    sim_trace_str(t, l->tv_tx, "");
+    sim_trace_str(t, l->tv_rx, "");
     for (unsigned i = 0; i < l->cfg.credit_types; i++) {
         char name[32];
         snprintf(name, sizeof name, "credits%u", i);
