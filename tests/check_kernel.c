@@ -409,6 +409,14 @@ START_TEST(test_same_time_fifo_order)
     sim_sensitive(&n.p, &ev_b);
     sim_run(k, SIM_TIME_MAX);
     ck_assert_str_eq(log_str(), "n@5000 c@10000 a@10000 d@10000");
+    /* a re-notification for the same time is ignored: it keeps its place */
+    log_reset();
+    sim_event_init(&ev_b, k, "b");
+    sim_event_notify_at(&ev_a, SIM_NS(10));
+    sim_event_notify_at(&ev_c, SIM_NS(10));
+    sim_event_notify_at(&ev_a, SIM_NS(10));
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "a@20000 c@20000");
 }
 END_TEST
 
@@ -766,6 +774,160 @@ START_TEST(test_process_created_while_running)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- randomised
+ * Random notify / notify_delta / notify_at / cancel / immediate notify on 48
+ * events with random priorities, checked against a reference model of the
+ * override rules and the (time, priority, sequence) order. The driver runs at
+ * times = 1 (mod 1000) ps and events are due at multiples of 1000 ps, so the
+ * reference can flush every due event before each driver activation. */
+enum { RE = 48 };
+static sim_event rev[RE];
+static lproc rwatch[RE];
+static char rnames[RE][8];
+typedef struct ref_ev { int kind; sim_time_ps when; uint64_t seq; } ref_ev;
+static ref_ev ref[RE];
+static uint64_t ref_seq;
+static int ref_dlist[RE * 4], ref_dn;
+static struct { int e; sim_time_ps t; } expect[200000];
+static size_t n_expect;
+static sim_rng rrng;
+static lproc rdriver;
+static int rounds_left;
+
+static void expect_add(int e, sim_time_ps t)
+{
+    ck_assert_uint_lt(n_expect, 200000);
+    expect[n_expect].e = e;
+    expect[n_expect].t = t;
+    n_expect++;
+}
+
+/* every timed event due before `before`, in (time, priority, seq) order */
+static void ref_flush(sim_time_ps before)
+{
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < RE; i++) {
+            if (ref[i].kind != SIM_NOTIFY_TIMED || ref[i].when >= before) continue;
+            if (best < 0 || ref[i].when < ref[best].when ||
+                (ref[i].when == ref[best].when &&
+                 (rev[i].priority < rev[best].priority ||
+                  (rev[i].priority == rev[best].priority && ref[i].seq < ref[best].seq))))
+                best = i;
+        }
+        if (best < 0) return;
+        expect_add(best, ref[best].when);
+        ref[best].kind = SIM_NOTIFY_NONE;
+    }
+}
+
+static void ref_delta_remove(int e)
+{
+    int j = 0;
+    for (int i = 0; i < ref_dn; i++)
+        if (ref_dlist[i] != e) ref_dlist[j++] = ref_dlist[i];
+    ref_dn = j;
+}
+
+static void random_driver(lproc *lp)
+{
+    (void)lp;
+    sim_time_ps now = sim_now(k);
+    ref_flush(now);
+    int imm[RE], n_imm = 0;
+    bool imm_seen[RE] = { false };
+    for (int op = 0; op < 12; op++) {
+        int e = (int)sim_rng_below(&rrng, RE);
+        ref_ev *r = &ref[e];
+        switch (sim_rng_below(&rrng, 6)) {
+        case 0:
+        case 1: {
+            sim_time_ps d = 1000 * sim_rng_below(&rrng, 40);   /* 0 = delta */
+            if (d && now % 1000 == 1) d -= 1;                  /* due at a multiple of 1000 ps */
+            sim_event_notify_at(&rev[e], d);
+            if (d == 0) {
+                if (r->kind != SIM_NOTIFY_DELTA) { r->kind = SIM_NOTIFY_DELTA; ref_dlist[ref_dn++] = e; }
+            } else if (r->kind == SIM_NOTIFY_NONE || (r->kind == SIM_NOTIFY_TIMED && now + d < r->when)) {
+                r->kind = SIM_NOTIFY_TIMED;
+                r->when = now + d;
+                r->seq = ++ref_seq;
+            }
+            break;
+        }
+        case 2:
+            sim_event_notify_delta(&rev[e]);
+            if (r->kind != SIM_NOTIFY_DELTA) { r->kind = SIM_NOTIFY_DELTA; ref_dlist[ref_dn++] = e; }
+            break;
+        case 3:
+        case 4:
+            sim_event_cancel(&rev[e]);
+            if (r->kind == SIM_NOTIFY_DELTA) ref_delta_remove(e);
+            r->kind = SIM_NOTIFY_NONE;
+            break;
+        default:
+            sim_event_notify(&rev[e]);
+            if (r->kind == SIM_NOTIFY_DELTA) ref_delta_remove(e);
+            r->kind = SIM_NOTIFY_NONE;
+            if (!imm_seen[e]) { imm_seen[e] = true; imm[n_imm++] = e; }
+            break;
+        }
+    }
+    for (int i = 0; i < n_imm; i++) expect_add(imm[i], now);
+    for (int i = 0; i < ref_dn; i++) { expect_add(ref_dlist[i], now); ref[ref_dlist[i]].kind = SIM_NOTIFY_NONE; }
+    ref_dn = 0;
+    if (--rounds_left > 0)
+        sim_next_trigger_at(k, now == 0 ? 1 + 1000 * (1 + sim_rng_below(&rrng, 20)) : 1000 * (1 + sim_rng_below(&rrng, 20)));
+    else
+        sim_next_trigger(k, &ev_a);   /* park: never notified */
+}
+
+START_TEST(test_random_against_reference)
+{
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        if (seed > 1) { teardown(); setup(); }
+        sim_rng_seed(&rrng, seed);
+        memset(ref, 0, sizeof ref);
+        ref_seq = 0;
+        ref_dn = 0;
+        n_expect = 0;
+        rounds_left = 400;
+        sim_event_init(&ev_a, k, "park");
+        for (int i = 0; i < RE; i++) {
+            snprintf(rnames[i], sizeof rnames[i], "%d", i);
+            sim_event_init(&rev[i], k, rnames[i]);
+            rev[i].priority = (int8_t)((int)sim_rng_below(&rrng, 7) - 3);
+            lproc_init(&rwatch[i], rnames[i], false, NULL, NULL);
+            sim_sensitive(&rwatch[i].p, &rev[i]);
+        }
+        lproc_init(&rdriver, "drv", true, random_driver, NULL);
+        log_reset();
+        /* the log holds at most LOG_MAX records: run in slices, collect, compare at the end */
+        static struct { int e; sim_time_ps t; } actual[200000];
+        size_t n_actual = 0, driver_runs = 0;
+        for (;;) {
+            sim_run(k, sim_now(k) + 20000);
+            for (size_t i = 0; i < g_log_n; i++) {
+                if (!strcmp(g_log[i].who, "drv")) { driver_runs++; continue; }
+                ck_assert_uint_lt(n_actual, 200000);
+                actual[n_actual].e = atoi(g_log[i].who);
+                actual[n_actual].t = g_log[i].t;
+                n_actual++;
+            }
+            log_reset();
+            if (rounds_left <= 0 && sim_next_time(k) == SIM_TIME_MAX) break;
+        }
+        ref_flush(SIM_TIME_MAX);
+        for (size_t i = 0; i < n_actual && i < n_expect; i++)
+            ck_assert_msg(actual[i].e == expect[i].e && actual[i].t == expect[i].t,
+                          "seed %llu, firing %zu: got event %d at %llu, expected %d at %llu", (unsigned long long)seed, i,
+                          actual[i].e, (unsigned long long)actual[i].t, expect[i].e, (unsigned long long)expect[i].t);
+        ck_assert_uint_eq(n_actual, n_expect);
+        ck_assert_uint_eq(driver_runs, 400);
+        ck_assert_uint_gt(n_expect, 1000);
+    }
+}
+END_TEST
+
 static Suite *kernel_suite(void)
 {
     Suite *s = suite_create("kernel");
@@ -819,6 +981,11 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_stop_finishes_delta);
     tcase_add_test(tc, test_stop_from_timed_callback);
     tcase_add_test(tc, test_time_hook_once_per_timestep);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("random");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_random_against_reference);
     suite_add_tcase(s, tc);
     return s;
 }
