@@ -1,5 +1,6 @@
 /* The discrete-event kernel. Phase order and override rules: see kernel.h. */
 #include "sim/kernel.h"
+#include "sim/trace.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -350,6 +351,7 @@ static void trigger_dynamic(sim_kernel *k, sim_event *e)
 static inline void trigger(sim_kernel *k, sim_event *e)
 {
     e->pending = SIM_NOTIFY_NONE;
+    e->triggers++;
     sim_process *p = e->sens1;
     if (p && !p->dynamic) make_runnable(k, p);
     for (sim_sens_node *n = e->static_sens; n; n = n->next)
@@ -524,6 +526,7 @@ static void evaluate(sim_kernel *k)
         else __builtin_prefetch(k->run_head->ctx);   /* the next model's state, while this one runs */
         p->queued = 0;
         k->running = p;
+        p->activations++;
         ran++;
         p->fn(p->ctx);
     }
@@ -560,10 +563,16 @@ static void delta_notify(sim_kernel *k)
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
 {
     k->stop_requested = false;
+    if (k->trace) sim_trace_freeze(k->trace);   /* elaboration is over: the trace hierarchy is complete */
     if (!k->started) {
+        /* IEEE 1666 initialization: update phase (writes made before the
+         * start), the initialised processes become runnable, then the delta
+         * notification phase; all of it feeds the first evaluate (delta 0). */
         k->started = true;
+        update(k);
         for (size_t i = 0; i < k->n_procs; i++)
             if (k->procs[i]->initialize) make_runnable(k, k->procs[i]);
+        delta_notify(k);
     }
     for (;;) {
         while (k->run_head || k->upd_head || k->delta_head) {
@@ -574,13 +583,16 @@ sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
             if (k->stop_requested) return k->now;
         }
         sim_time_ps t = sim_next_time(k);
-        if (t == SIM_TIME_MAX) return k->now;
-        if (t > until_ps) {
-            if (until_ps > k->now) k->now = until_ps;
+        if (t > until_ps || t == SIM_TIME_MAX) {
+            /* like sc_start(duration) (SC_RUN_TO_TIME): time stands at the limit even
+             * when activity ended earlier, so a later call resumes from there */
+            if (until_ps != SIM_TIME_MAX && until_ps > k->now) k->now = until_ps;
             return k->now;
         }
         k->now = t;
         if (k->time_hook) k->time_hook(k->time_hook_ctx, t);
         while (k->heap_len && k->heap[0]->t == t) fire_slot(k);
+        /* a stop from a timed-phase callback: finish this time's deltas, then return */
+        if (k->stop_requested && !(k->run_head || k->upd_head || k->delta_head)) return k->now;
     }
 }
