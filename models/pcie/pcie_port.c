@@ -994,6 +994,10 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
         sim_trace_pop_scope(tr);
         trace_credits(p);
         trace_dll(p);
+        sim_trace_u64(tr, p->tv_next_rcv_seq, 0);
+        sim_trace_u64(tr, p->tv_recovery, 0);
+        sim_trace_u64(tr, p->tv_rxbuf, 0);
+        sim_trace_u64(tr, p->tv_stall, 0);
     }
 }
 
