@@ -178,8 +178,8 @@ static void credit_run(sim_test_ctx *c)
                 if (ph_field == last_field) continue;
                 last_field = ph_field;
             }
-            uint64_t pt_tlps = tlps;
-            /* at least 40 loops of the window */
+            /* at least 40 credit loops of the window, so the start-up burst does not count */
+            uint64_t pt_tlps = tlps > (uint64_t)(40 * want_tlps) ? tlps : (uint64_t)(40 * want_tlps);
             run_point(&base, ph_field, pd_field, scale, pt_tlps, c->seed, pt);
             window_of(pt, mps);
             pt->line_GBps = pcie_ref_credit_line_GBps(pt->window_bytes, pt->loop_ns, link_GBps);

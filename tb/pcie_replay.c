@@ -23,7 +23,7 @@ static const sim_param_def replay_params[] = {
     SIM_PARAM_INT("tlps", "20000", "", 100, 1e9, "MWr TLPs (of MPS bytes) per run"),
     SIM_PARAM_INT("nak_every", "500", "", 1, 1e9, "forced-Nak run: every Nth TLP fails its LCRC"),
     SIM_PARAM_INT("drop_ack_every", "3", "", 2, 1e9, "dropped-Ack run: every Nth Ack DLLP is lost"),
-    SIM_PARAM_DOUBLE("bad_at_us", "5", "us", 0, 1e6, "bad-link run: the link corrupts every TLP from here ..."),
+    SIM_PARAM_DOUBLE("bad_at_us", "0", "us", 0, 1e6, "bad-link run: the link corrupts every packet from here (0 = a quarter into the error-free run) ..."),
     SIM_PARAM_DOUBLE("bad_for_us", "0", "us", 0, 1e6, "... for this long (0 = long enough for four replay timeouts)"),
     SIM_PARAM_END,
 };
@@ -107,6 +107,11 @@ static void replay_run(sim_test_ctx *c)
         bers[nb++] = v;
     }
     if (!nb) sim_input_error("pcie_replay: bers is empty");
+    if (bers[0] != 0) sim_input_error("pcie_replay: bers must start with 0 (the error-free reference); got %g", bers[0]);
+    uint64_t nak_every = (uint64_t)sim_param_int(p, "nak_every");
+    if (base.count < 4 * nak_every)
+        sim_input_error("pcie_replay: tlps=%llu gives fewer than 4 forced Naks with nak_every=%llu; allowed: tlps >= %llu",
+                        (unsigned long long)base.count, (unsigned long long)nak_every, (unsigned long long)(4 * nak_every));
 
     cJSON *table = cJSON_CreateArray();
     bool all_conserved = true;
@@ -212,7 +217,11 @@ static void replay_run(sim_test_ctx *c)
         pcie_cfg cfg = base;
         double bad_for = sim_param_double(p, "bad_for_us");
         sim_time_ps dur = bad_for > 0 ? pcie_ns_to_ps(bad_for * 1000.0) : 4 * phy.replay_timeout_ps + SIM_US(1);
-        cfg.err[PCIE_DOWN].bad_from_ps = pcie_ns_to_ps(sim_param_double(p, "bad_at_us") * 1000.0);
+        double bad_at = sim_param_double(p, "bad_at_us");
+        cfg.err[PCIE_DOWN].bad_from_ps = bad_at > 0 ? pcie_ns_to_ps(bad_at * 1000.0) : sweep[0].r.end_ps / 4;
+        if (cfg.err[PCIE_DOWN].bad_from_ps >= sweep[0].r.end_ps)
+            sim_input_error("pcie_replay: bad_at_us=%g is after the stream ends (%.1f us without errors); use 0 or less",
+                            bad_at, (double)sweep[0].r.end_ps / 1e6);
         cfg.err[PCIE_DOWN].bad_until_ps = cfg.err[PCIE_DOWN].bad_from_ps + dur;
         run_case(c, c->k, c->trace, &cfg, &bad);
         all_conserved = all_conserved && bad.conserved;
