@@ -17,6 +17,7 @@ static const sim_param_def bw_params[] = {
     SIM_PARAM_INT("size", "4096", "B", 1, 1 << 30, "bytes per DMA transfer"),
     SIM_PARAM_INT("count", "20000", "", 1, 1e10, "DMA transfers (of each kind for rdwr)"),
     SIM_PARAM_DOUBLE("ber", "0", "", 0, 0.01, "bit-error rate on TLP and DLLP bits, both directions"),
+    SIM_PARAM_BOOL("msg", "0", "follow every DMA write transfer with a Msg TLP (posted, 4DW header, no data)"),
     SIM_PARAM_BOOL("lookahead", "1", "let a transmitter commit several TLPs per wake when nothing can intervene (same results, faster)"),
     SIM_PARAM_STRING("bench_out", "", "benchmark mode: also write object \"pcie_bw\" (tlps_per_s) into this bench.json"),
     SIM_PARAM_END,
@@ -39,6 +40,7 @@ static void bw_run(sim_test_ctx *c)
     cfg.count = (uint64_t)sim_param_int(p, "count");
     double ber = sim_param_double(p, "ber");
     cfg.no_lookahead = !sim_param_bool(p, "lookahead");
+    cfg.msg_per_xfer = sim_param_bool(p, "msg");
     cfg.err[PCIE_DOWN].ber = cfg.err[PCIE_UP].ber = ber;
     char why[256];
     if (pcie_cfg_check(&cfg, why, sizeof why)) sim_input_error("pcie_bw: %s", why);
@@ -96,6 +98,7 @@ static void bw_run(sim_test_ctx *c)
     sim_report_metric(rep, "replay_timeout_ns", (double)phy->replay_timeout_ps / 1000.0);
     sim_report_metric(rep, "max_replay_occupancy", r.max_replay_occupancy);
     sim_report_metric(rep, "latency_min_ns", sim_hist_count(&r.latency_ns) ? r.latency_ns.min : 0);
+    if (cfg.msg_per_xfer) sim_report_metric(rep, "msgs", (double)r.msgs_received);
     sim_report_metric(rep, "tlps_per_s", wall > 0 ? (double)tlps / wall : 0);
     sim_report_metric(rep, "tlps_per_cpu_s", cpu > 0 ? (double)tlps / cpu : 0);
 
@@ -113,6 +116,10 @@ static void bw_run(sim_test_ctx *c)
     sim_check(rep, "nothing_lost", lost == 0, "%" PRIu64 " TLPs lost above the DLL", lost);
     sim_check(rep, "nothing_duplicated", dup == 0, "%" PRIu64 " TLPs delivered twice", dup);
     sim_check(rep, "nothing_reordered", reord == 0, "%" PRIu64 " TLPs out of order or at a wrong address", reord);
+    if (cfg.msg_per_xfer && cfg.op != PCIE_OP_RD)
+        sim_check(rep, "msgs_after_their_data", r.msgs_received == cfg.count && r.msg_order_errors == 0,
+                  "%" PRIu64 " Msg TLPs received of %" PRIu64 ", %" PRIu64 " ahead of their transfer's data",
+                  r.msgs_received, cfg.count, r.msg_order_errors);
     sim_check(rep, "no_credit_overflow", r.fc_overflows == 0, "%" PRIu64 " TLPs beyond advertised credits",
               r.fc_overflows);
     char lwhy[256] = "both directions conserve messages";

@@ -106,6 +106,7 @@ typedef struct pcie_cfg {
     sim_time_ps retrain_ps;       /* Recovery after REPLAY_NUM rollover */
     unsigned tags;                /* outstanding reads the requester may have */
     pcie_err_cfg err[2];          /* per direction */
+    bool msg_per_xfer;            /* requester follows each DMA write with a Msg TLP (posted, no data) */
     bool no_lookahead;            /* one TLP per transmitter wake (the lookahead gives identical results, faster) */
     /* workload */
     enum pcie_op op;
@@ -135,6 +136,7 @@ typedef struct pcie_results {
     uint64_t credit_loop_samples;
     sim_hist latency_ns;          /* per transfer */
     uint64_t xfers_done, xfers_expected;
+    uint64_t msgs_received, msg_order_errors;
     bool completed;
     uint32_t max_replay_occupancy;
     uint32_t replays_before_retrain_max; /* replay events without progress when a retrain began */

@@ -90,11 +90,21 @@ static void req_refill(void *ctx, pcie_port *p, unsigned cls)
             t.xfer_start_ps = s->wr_xfer_start;
             s->wr_off += len;
             t.last = s->wr_off == s->cfg.size;
+            pcie_port_submit(p, &t);
             if (t.last) {
+                if (s->cfg.msg_per_xfer) {
+                    /* "transfer done" message: posted, ordered behind the data it announces */
+                    pcie_tlp m = { 0 };
+                    m.type = PCIE_TLP_MSG;
+                    m.hdr_bytes = 16;
+                    m.ecrc = s->cfg.ecrc;
+                    m.xfer = (uint32_t)s->wr_xfer;
+                    m.xfer_start_ps = s->wr_xfer_start;
+                    pcie_port_submit(p, &m);
+                }
                 s->wr_off = 0;
                 s->wr_xfer++;
             }
-            pcie_port_submit(p, &t);
         }
     }
     if ((cls == PCIE_FC_NP || cls == PCIE_FC_CLASSES) && want_rd(s)) {
@@ -213,6 +223,12 @@ static void cpl_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
             s->wr_done++;
             check_finished(s);
         }
+        return;
+    }
+    if (t->type == PCIE_TLP_MSG) {
+        /* posted ordering: the message arrives after all data of its transfer */
+        s->res.msgs_received++;
+        if (t->xfer + 1 != s->wr_done) s->res.msg_order_errors++;
         return;
     }
     if (t->type != PCIE_TLP_MRD) sim_fatal("pcie completer: unexpected %u TLP", t->type);
