@@ -107,7 +107,7 @@ static void canon(xctx *x, xst *s)
         }
     }
     for (unsigned l = 0; l < x->nl; l++)
-        if (s->h[l].op != RdCurr) s->h[l].fwd_chk = s->h[l].mem_chk = 0;
+        if (s->h[l].op != RdCurr) s->h[l].fwd_chk = s->h[l].mem_chk = s->h[l].mem_chk_valid = 0;
     for (unsigned a = 0; a < x->na; a++) qsort(s->d2h[a], s->n_d2h[a], sizeof(cxl_msg), msg_cmp);
 }
 

@@ -56,7 +56,7 @@ void cxl_msg_label(const cxl_msg *m, char *buf, size_t n)
         else snprintf(buf, n, "%s L%u cq%u a%u", cxl_op_name(m->ch, m->op), m->line, m->id, m->agent);
         break;
     case CXL_D2H_DATA:
-        snprintf(buf, n, "Data%s L%u uq%u v%u a%u", m->arg ? "(Bogus)" : "", m->line, m->id, m->val, m->agent);
+        snprintf(buf, n, "Data%s L%u uq%u v%u a%u", (m->arg & CXL_DATA_BOGUS) ? "(Bogus)" : (m->arg & CXL_DATA_IWB) ? "(IWB)" : "", m->line, m->id, m->val, m->agent);
         break;
     case CXL_H2D_DATA: snprintf(buf, n, "Data L%u cq%u v%u a%u", m->line, m->id, m->val, m->agent); break;
     default: snprintf(buf, n, "%s L%u id%u a%u", cxl_op_name(m->ch, m->op), m->line, m->id, m->agent); break;
@@ -710,7 +710,7 @@ static void ha_request(const cxl_cfg *cfg, cxl_hline *h, const cxl_msg *in, uint
     h->cqid = in->id;
     h->uqid = new_uqid;
     h->fwd_valid = h->fwd_dirty = 0;
-    h->fwd_chk = h->mem_chk = 0;
+    h->fwd_chk = h->mem_chk = h->mem_chk_valid = 0;
     h->data_expect = h->data_got = 0;
     o->started = true;
     switch (in->op) {
@@ -832,7 +832,10 @@ static void ha_recv(const cxl_cfg *cfg, cxl_hline *h, const cxl_msg *in, uint16_
         }
         h->snp_pending &= (uint16_t)~bit;
         /* checker metadata: a clean answer means memory was current when the snoop was answered */
-        if (in->op == RspVHitV) h->mem_chk = (uint8_t)(0x80u | in->chk);
+        if (in->op == RspVHitV) {
+            h->mem_chk = in->chk;
+            h->mem_chk_valid = 1;
+        }
         switch (in->op) {
         case RspIHitI: case RspIHitSE: ha_drop(h, a); break;
         case RspSHitSE: if (h->owner == a) h->owner = CXL_NO_AGENT; break;
@@ -869,7 +872,7 @@ static void ha_recv(const cxl_cfg *cfg, cxl_hline *h, const cxl_msg *in, uint16_
             fail(o, "memory data with no read outstanding");
             return;
         }
-        ha_grant_read(cfg, h, o, in->val, (h->mem_chk & 0x80u) ? (uint8_t)(h->mem_chk & 0x7fu) : in->chk, false);
+        ha_grant_read(cfg, h, o, in->val, h->mem_chk_valid ? h->mem_chk : in->chk, false);
         return;
     default: fail(o, "home agent received a message of an H2D channel"); return;
     }

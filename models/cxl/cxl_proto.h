@@ -104,7 +104,8 @@ typedef struct cxl_hline {
     uint8_t op;            /* request being served */
     uint8_t req;           /* requesting agent */
     uint8_t fwd_valid, fwd_val, fwd_dirty, fwd_chk;  /* data forwarded by a snoop */
-    uint8_t mem_chk;
+    uint8_t mem_chk, mem_chk_valid;   /* checker metadata (RdCurr): value current at a clean SnpCur answer */
+    uint8_t pad;
     uint16_t snp_pending;  /* snoops sent, response not yet received */
     uint16_t data_expect;  /* Fwd responses received: IWB data owed */
     uint16_t data_got;     /* IWB data received */

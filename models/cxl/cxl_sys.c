@@ -134,9 +134,10 @@ struct cxl_sys {
     agent_t *ag;
     /* home agent_t */
     cxl_hline *h;
-    mq *wait;                /* per line: requests waiting for the line */
     mq req_q;                /* requests in the snoop-filter lookup pipeline */
-    mq uq_wait;              /* requests waiting for a UQID */
+    mq pending;              /* looked up, waiting for their line or a UQID (arrival order) */
+    uint32_t *line_stamp, sched_stamp;
+    bool in_schedule;
     uint16_t *uq_free;
     unsigned uq_n;
     uint8_t *uq_used;
@@ -747,9 +748,12 @@ static void op_try(agent_t *a, op_t *x)
             op_complete(a, x, x->path);
             return;
         }
-        if (w && is_unc(a, w) && cacheable) w->valid = false;
-        if (!w || (is_unc(a, w) && cacheable) || (!is_unc(a, w) && !cacheable)) {
+        /* one record per line: an I way and an uncached tracker never coexist */
+        if (w && (is_unc(a, w) == cacheable)) {
+            w->valid = false;
             w = NULL;
+        }
+        if (!w) {
             if (cacheable) {
                 way *set = &a->w[(size_t)(x->line % a->sets) * a->ways];
                 for (unsigned i = 0; i < a->ways && !w; i++)
@@ -956,7 +960,8 @@ static void home_return_credit(cxl_sys *s, const tmsg *t)
     sim_link_return_credits(l, t->m.ch - CXL_D2H_REQ, 1);
 }
 
-static bool home_try_start(cxl_sys *s, tmsg *t);
+static void home_schedule(cxl_sys *s);
+static bool line_busy(const cxl_sys *s, uint32_t line);
 
 static void home_outputs(cxl_sys *s, uint32_t line, const cxl_out *o, const tmsg *cause)
 {
@@ -1049,43 +1054,49 @@ static void home_step(cxl_sys *s, tmsg *t)
     if (o.done) {
         uq_release(s, s->line_uqid[line], line);
         s->line_uqid[line] = 0xffff;
-        /* the next request for this line, then any waiting for a tracker */
-        tmsg *n;
-        while ((n = mq_pop(&s->wait[line]))) {
-            path_add(n->path, "home_wait", sim_now(s->k) - n->t_elig, false);
-            if (!home_try_start(s, n)) break;
-        }
-        while (s->uq_wait.head && s->uq_n) {
-            tmsg *w = mq_pop(&s->uq_wait);
-            home_try_start(s, w);
-        }
     }
+    if (o.done || !line_busy(s, line)) home_schedule(s);
 }
 
-/* A request after its lookup: start it, or wait for the line / a tracker. */
-static bool home_try_start(cxl_sys *s, tmsg *t)
+static bool line_busy(const cxl_sys *s, uint32_t line)
 {
-    uint32_t line = t->m.line;
     const cxl_hline *h = &s->h[line];
-    bool busy = h->phase != HP_IDLE || h->snp_pending || (h->data_expect & ~h->data_got);
-    if (busy) {
-        t->t_elig = sim_now(s->k);
-        /* keep arrival order: a request never passes an older one to the same line */
-        mq_push(&s->wait[line], t);
-        return false;
+    return h->phase != HP_IDLE || h->snp_pending || (h->data_expect & ~h->data_got);
+}
+
+/* Starts, in arrival order, every waiting request whose line is free and for
+ * which a UQID is left; a request never passes an older one to its line. */
+static void home_schedule(cxl_sys *s)
+{
+    if (s->in_schedule) return;   /* a start can finish a transaction: one scan at a time */
+    s->in_schedule = true;
+    bool again = true;
+    while (again) {
+        again = false;
+        s->sched_stamp++;
+        tmsg **pp = &s->pending.head, *prev = NULL;
+        while (*pp && s->uq_n) {
+            tmsg *t = *pp;
+            uint32_t line = t->m.line;
+            if (s->line_stamp[line] == s->sched_stamp || line_busy(s, line)) {
+                s->line_stamp[line] = s->sched_stamp;   /* later requests to this line wait too */
+                prev = t;
+                pp = &t->next;
+                continue;
+            }
+            *pp = t->next;
+            if (s->pending.tail == t) s->pending.tail = prev;
+            s->pending.n--;
+            t->next = NULL;
+            if (sim_now(s->k) > t->t_elig) path_add(t->path, "home_wait", sim_now(s->k) - t->t_elig, false);
+            home_return_credit(s, t);
+            home_step(s, t);
+            msg_free(s, t);
+            again = true;   /* the list changed under us: rescan */
+            break;
+        }
     }
-    if (s->wait[line].head && s->wait[line].head != t) {
-        mq_push(&s->wait[line], t);
-        return false;
-    }
-    if (!s->uq_n) {
-        mq_push(&s->uq_wait, t);
-        return false;
-    }
-    home_return_credit(s, t);
-    home_step(s, t);
-    msg_free(s, t);
-    return true;
+    s->in_schedule = false;
 }
 
 static void home_deliver(cxl_sys *s, tmsg *t)
@@ -1108,14 +1119,10 @@ static void home_run(void *ctx)
     sim_time_ps now = sim_now(s->k);
     while (s->req_q.head && s->req_q.head->t_elig <= now) {
         tmsg *t = mq_pop(&s->req_q);
-        /* a line with older waiters keeps them in order */
-        if (s->wait[t->m.line].head) {
-            t->t_elig = now;
-            mq_push(&s->wait[t->m.line], t);
-            continue;
-        }
-        home_try_start(s, t);
+        t->t_elig = now;
+        mq_push(&s->pending, t);
     }
+    home_schedule(s);
     if (s->req_q.head) sim_event_notify_at(&s->home_wake, s->req_q.head->t_elig - now);
 }
 
@@ -1190,7 +1197,8 @@ static void wd_run(void *ctx)
             }
         }
     }
-    if (s->outstanding) sim_event_notify_at(&s->wd_wake, limit / 2 + 1);
+    if (s->st.deadlocks) sim_stop(s->k);   /* stuck: end the run, the final check reports what is left */
+    else if (s->outstanding) sim_event_notify_at(&s->wd_wake, limit / 2 + 1);
 }
 
 /* ------------------------------------------------------------ construction */
@@ -1241,7 +1249,7 @@ cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
     sim_rng_seed_stream(&s->rng, cfg->seed, 0xc1);
     uint32_t L = cfg->lines;
     s->h = calloc(L, sizeof *s->h);
-    s->wait = calloc(L, sizeof *s->wait);
+    s->line_stamp = calloc(L, sizeof *s->line_stamp);
     s->golden = calloc(L, 1);
     s->snp_cnt = calloc((size_t)L * s->na, 1);
     s->iwb_owed = calloc((size_t)L * s->na, 1);
@@ -1251,7 +1259,7 @@ cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
     s->line_uqid = malloc(L * sizeof *s->line_uqid);
     s->uq_free = malloc(cfg->uqids * sizeof *s->uq_free);
     s->uq_used = calloc(cfg->uqids, 1);
-    if (!s->h || !s->wait || !s->golden || !s->snp_cnt || !s->iwb_owed || !s->iwb_early || !s->snp_line ||
+    if (!s->h || !s->line_stamp || !s->golden || !s->snp_cnt || !s->iwb_owed || !s->iwb_early || !s->snp_line ||
         !s->rsp_inflight || !s->line_uqid || !s->uq_free || !s->uq_used)
         sim_fatal("out of memory");
     for (uint32_t l = 0; l < L; l++) {
@@ -1379,9 +1387,8 @@ void cxl_sys_free(cxl_sys *s)
         free(a->op_of_line);
         free(a->tv_line);
     }
-    for (uint32_t l = 0; l < s->cfg.lines; l++) free_queue(s, &s->wait[l]);
     free_queue(s, &s->req_q);
-    free_queue(s, &s->uq_wait);
+    free_queue(s, &s->pending);
     free_queue(s, &s->mem_q);
     sim_link_free(s->mem_req);
     sim_link_free(s->mem_rsp);
@@ -1397,7 +1404,7 @@ void cxl_sys_free(cxl_sys *s)
     }
     free(s->ag);
     free(s->h);
-    free(s->wait);
+    free(s->line_stamp);
     free(s->golden);
     free(s->snp_cnt);
     free(s->iwb_owed);
@@ -1505,7 +1512,20 @@ unsigned cxl_sys_final_check(cxl_sys *s, char *why, size_t n)
 {
     unsigned fails = 0;
 #define FAIL(...) do { if (!fails++) snprintf(why, n, __VA_ARGS__); } while (0)
-    if (s->outstanding) FAIL("%" PRIu64 " accesses still outstanding", s->outstanding);
+    if (s->outstanding) {
+        FAIL("%" PRIu64 " accesses still outstanding", s->outstanding);
+        if (s->cfg.log)
+            for (unsigned i = 0; i < s->na; i++) {
+                agent_t *a = &s->ag[i];
+                fprintf(s->cfg.log, "  agent %u: tx q %u/%u/%u credits %u/%u/%u cur_data %d; rx q %u/%u/%u credits %u/%u/%u; "
+                        "in %u/%u stalled %u parked %d lookup %d\n", i, a->tx->q[0].n, a->tx->q[1].n, a->tx->q[2].n,
+                        a->tx->link->credits[0], a->tx->link->credits[1], a->tx->link->credits[2], a->tx->cur_data != NULL,
+                        a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, a->rx->link->credits[0], a->rx->link->credits[1],
+                        a->rx->link->credits[2], a->in_snp.n, a->in_rsp.n, a->stalled.n, a->parked != NULL,
+                        a->lookup_head != NULL);
+            }
+    }
+    if (s->pending.n) FAIL("%u requests never started at the home agent", s->pending.n);
     if (s->uq_n != s->cfg.uqids) FAIL("tracker hygiene: %u of %u UQIDs free at the end", s->uq_n, s->cfg.uqids);
     for (unsigned i = 0; i < s->na; i++) {
         agent_t *a = &s->ag[i];
@@ -1519,7 +1539,7 @@ unsigned cxl_sys_final_check(cxl_sys *s, char *why, size_t n)
     }
     for (uint32_t l = 0; l < s->cfg.lines; l++) {
         const cxl_hline *h = &s->h[l];
-        if (h->phase != HP_IDLE || s->wait[l].head) {
+        if (h->phase != HP_IDLE) {
             FAIL("line %u: home agent not idle", l);
             continue;
         }
