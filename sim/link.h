@@ -52,8 +52,14 @@ typedef struct sim_link_credit_msg {
 struct sim_link {
     sim_kernel *k;
     sim_link_cfg cfg;
-    uint64_t ps_per_byte_q16;        /* serialisation time, ps << 16 */
-    uint64_t busy_until_q16;         /* when the serialiser is free, ps << 16 */
+    /* Serialisation time per byte and the time the serialiser is free, each as
+     * whole ps plus a 32-bit binary fraction of a ps: exact to 2^-32 ps per
+     * byte, with no overflow for the whole uint64 ps range. */
+    uint64_t ps_per_byte;
+    uint32_t ps_per_byte_frac;
+    uint64_t busy_until_ps;
+    uint32_t busy_until_frac;
+    sim_time_ps busy_done_ps;        /* end of the last transmission, whole ps (for busy time) */
     /* receiver side */
     sim_link_recv_fn recv;
     void *recv_ctx;
@@ -72,7 +78,7 @@ struct sim_link {
     /* statistics */
     uint64_t msgs_sent, msgs_delivered, bytes_sent, bytes_delivered;
     uint64_t next_seq, next_deliver_seq;
-    uint64_t busy_ps;                /* summed serialisation time */
+    uint64_t busy_ps;                /* summed serialisation time since the stats reset, including queued wire time ahead of now */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
     uint64_t stall_since_ps; bool stalled;
     uint64_t credit_stalls;          /* number of blocked attempts that started a stall */
