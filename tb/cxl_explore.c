@@ -61,6 +61,18 @@ static void explore_run(sim_test_ctx *c)
                         cfg.devices + cfg.cores);
     cxl_explore_result r;
     cxl_explore_run(&cfg, &r);
+    if (c->trace) {   /* the search as waves: new states per BFS level, 1 ns per level */
+        sim_trace_push_scope(c->trace, "cxl_explore");
+        sim_trace_var tv_new = sim_trace_add_var(c->trace, "new_states", 64);
+        sim_trace_var tv_depth = sim_trace_add_var(c->trace, "depth", 32);
+        sim_trace_var tv_viol = sim_trace_add_var(c->trace, "violation", 1);   /* first violating level (text in the report) */
+        sim_trace_pop_scope(c->trace);
+        for (unsigned d = 0; d <= r.max_depth + 1 && d < 512; d++) {
+            sim_trace_emit_u64_at(c->trace, SIM_NS(d), tv_new, r.states_at_depth[d]);
+            sim_trace_emit_u64_at(c->trace, SIM_NS(d), tv_depth, d);
+            sim_trace_emit_u64_at(c->trace, SIM_NS(d), tv_viol, r.violations && d == r.first_violation_depth);
+        }
+    }
     sim_report *rep = c->report;
     sim_report_metric(rep, "states", (double)r.states);
     sim_report_metric(rep, "transitions", (double)r.transitions);

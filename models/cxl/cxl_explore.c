@@ -519,7 +519,10 @@ static void on_trans(xctx *x, xtrans *t, void *argp)
     if (!t->v.bad) check_state(x, &t->next, &t->v);
     if (t->v.bad) {
         x->res->violations++;
-        if (x->res->violations == 1) snprintf(x->res->first_violation, sizeof x->res->first_violation, "%s", t->v.why);
+        if (x->res->violations == 1) {
+            snprintf(x->res->first_violation, sizeof x->res->first_violation, "%s", t->v.why);
+            x->res->first_violation_depth = (unsigned)x->depth[va->from] + 1u;
+        }
         if (x->histories < x->cfg->max_histories) {
             x->histories++;
             print_history(x, va->from, t->label, t->v.why);
@@ -533,6 +536,7 @@ static void on_trans(xctx *x, xtrans *t, void *argp)
     uint16_t d = (uint16_t)(x->depth[va->from] + 1);
     intern(x, buf, len, va->from, d, &added);
     if (added && d > x->res->max_depth) x->res->max_depth = d;
+    if (added && d < 512) x->res->states_at_depth[d]++;
 }
 
 /* Finds the label of the transition from state p to state c. */
@@ -604,6 +608,7 @@ void cxl_explore_run(const cxl_explore_cfg *cfg, cxl_explore_result *res)
     size_t len = encode(x, &s0, buf);
     bool added;
     intern(x, buf, len, 0, 0, &added);
+    res->states_at_depth[0] = 1;
     res->complete = true;
     for (size_t head = 0; head < x->n; head++) {
         if (x->n > cfg->max_states) {

@@ -29,6 +29,8 @@ typedef struct cxl_explore_result {
     bool complete;                 /* the whole reachable space was visited */
     unsigned tr_covered, tr_total; /* FSM transitions exercised / defined */
     char first_violation[256];
+    unsigned first_violation_depth;
+    uint64_t states_at_depth[512]; /* new states found per BFS level */
 } cxl_explore_result;
 
 #define CXL_ALL_DEV_OPS ((1u << CXL_N_CORE_OP) - 1u)
