@@ -37,6 +37,7 @@ typedef struct rnd {
     unsigned na, lines, values;
     uint64_t target, issued, done;
     unsigned outstanding;
+    unsigned inflight[CXL_MAX_AGENTS];
 } rnd;
 
 /* Weighted choice of an access legal in the line's state. */
@@ -72,6 +73,12 @@ static unsigned pick_op(rnd *r, unsigned st, bool core)
 static void issue_one(rnd *r, unsigned a)
 {
     if (r->issued >= r->target) return;
+    /* now and then a device empties its cache and sends CacheFlushed */
+    if (!cxl_sys_is_core(r->s, a) && sim_rng_below(&r->rng, 400) == 0 && cxl_sys_issue(r->s, a, 0, OP_CACHE_FLUSH, 0)) {
+        r->issued++;
+        r->inflight[a]++;
+        return;
+    }
     for (unsigned tries = 0; tries < 16; tries++) {
         uint32_t line = (uint32_t)sim_rng_below(&r->rng, r->lines);
         if (cxl_sys_busy(r->s, a, line)) continue;
@@ -82,6 +89,7 @@ static void issue_one(rnd *r, unsigned a)
         if (op == OP_WOWRINV) v = (uint8_t)(1 + sim_rng_below(&r->rng, r->values - 1));
         if (cxl_sys_issue(r->s, a, line, op, v)) {
             r->issued++;
+            r->inflight[a]++;
             return;
         }
     }
@@ -98,7 +106,12 @@ static void on_done(void *ctx, unsigned agent, uint32_t line, unsigned op, unsig
     rnd *r = ctx;
     r->done++;
     if ((r->done & 0xffff) == 0) sim_progress(r->c, (double)r->done / (double)r->target, "%" PRIu64 " ops", r->done);
-    issue_one(r, agent);
+    r->inflight[agent]--;
+    /* top up to `outstanding` (issues refused while the device flushed are made now) */
+    for (unsigned i = r->inflight[agent]; i < r->outstanding; i++) issue_one(r, agent);
+    /* an agent left with nothing in flight (every try refused) restarts here */
+    for (unsigned a = 0; a < r->na; a++)
+        if (!r->inflight[a]) issue_one(r, a);
 }
 
 static void random_run(sim_test_ctx *c)

@@ -227,6 +227,24 @@ START_TEST(transition_table_probe)
 }
 END_TEST
 
+START_TEST(cache_flush_handshake)
+{
+    cxl_out o;
+    cxl_dev_flush_start(1, 6, &o);
+    ck_assert_uint_eq(o.n, 1);
+    ck_assert_uint_eq(o.m[0].ch, CXL_D2H_REQ);
+    ck_assert_uint_eq(o.m[0].op, CacheFlushed);
+    ck_assert_uint_eq(o.m[0].id, 6);
+    cxl_msg goi = h2d(CXL_H2D_RSP, GO, GO_I);
+    goi.id = 5;
+    ck_assert(!cxl_dev_flush_recv(6, &goi, &o));   /* another request's GO */
+    goi.id = 6;
+    ck_assert(cxl_dev_flush_recv(6, &goi, &o));
+    ck_assert(o.done);
+    ck_assert_int_eq(o.status, ST_OK);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cxl_dev");
@@ -239,6 +257,7 @@ int main(void)
     tcase_add_test(tc, writes_and_evictions);
     tcase_add_test(tc, inject_no_fwd_data);
     tcase_add_test(tc, transition_table_probe);
+    tcase_add_test(tc, cache_flush_handshake);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

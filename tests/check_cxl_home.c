@@ -213,6 +213,35 @@ START_TEST(injected_bugs)
 }
 END_TEST
 
+START_TEST(cache_flushed)
+{
+    cxl_hline lines[3];
+    for (unsigned i = 0; i < 3; i++) cxl_ha_init_line(&lines[i], 0);
+    cxl_out o;
+    cxl_msg cf = d2h(CXL_D2H_REQ, CacheFlushed, 1, 12);
+    cf.line = 0;
+    cxl_ha_cache_flushed(lines, 3, &cf, &o);
+    ck_assert_int_eq(o.status, ST_OK);
+    ck_assert_uint_eq(o.n, 1);
+    ck_assert_uint_eq(o.m[0].op, GO);
+    ck_assert_uint_eq(o.m[0].arg, GO_I);
+    ck_assert_uint_eq(o.m[0].id, 12);
+    /* a busy line may still be pulling the device's last writeback: fine */
+    lines[2].sharers = 2;
+    lines[2].owner = 1;
+    lines[2].phase = HP_PULL;
+    cxl_ha_cache_flushed(lines, 3, &cf, &o);
+    ck_assert_int_eq(o.status, ST_OK);
+    /* an idle line that still tracks the device contradicts the flush */
+    lines[2].phase = HP_IDLE;
+    cxl_ha_cache_flushed(lines, 3, &cf, &o);
+    ck_assert_int_eq(o.status, ST_ERR);
+    /* and it is never a line request */
+    cxl_ha_recv(&CFG, &lines[0], &cf, 1, &o);
+    ck_assert_int_eq(o.status, ST_ERR);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cxl_home");
@@ -223,6 +252,7 @@ int main(void)
     tcase_add_test(tc, evictions);
     tcase_add_test(tc, uncached_writes);
     tcase_add_test(tc, injected_bugs);
+    tcase_add_test(tc, cache_flushed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

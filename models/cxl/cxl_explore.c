@@ -7,11 +7,13 @@
 #define XA 6    /* agents */
 #define XL 3    /* lines */
 #define XQ 8    /* messages in flight per agent and direction */
+#define FLUSH_ID 0xff   /* CQID of a CacheFlushed (line requests use the line index) */
 
 typedef struct xst {
     cxl_dline d[XA][XL];
     cxl_hline h[XL];
     uint8_t golden[XL];
+    uint8_t flushing[XA];   /* CacheFlushed sent, GO-I pending */
     uint8_t n_h2d[XA], n_d2h[XA];
     cxl_msg h2d[XA][XQ], d2h[XA][XQ];
 } xst;
@@ -129,6 +131,7 @@ static size_t encode(xctx *x, const xst *s, uint8_t *b)
         b[n++] = s->golden[l];
     }
     for (unsigned a = 0; a < x->na; a++) {
+        b[n++] = s->flushing[a];
         b[n++] = s->n_h2d[a];
         for (unsigned i = 0; i < s->n_h2d[a]; i++) n += put_msg(b + n, &s->h2d[a][i]);
         b[n++] = s->n_d2h[a];
@@ -159,6 +162,7 @@ static void decode(xctx *x, const uint8_t *b, xst *s)
         s->golden[l] = b[n++];
     }
     for (unsigned a = 0; a < x->na; a++) {
+        s->flushing[a] = b[n++];
         s->n_h2d[a] = b[n++];
         for (unsigned i = 0; i < s->n_h2d[a]; i++) n += get_msg(b + n, &s->h2d[a][i]);
         s->n_d2h[a] = b[n++];
@@ -417,11 +421,28 @@ static void enumerate(xctx *x, const xst *s, xvisit visit, void *arg)
 {
     xtrans t;
     cxl_out o;
+    /* CacheFlushed from a device whose cache is empty */
+    for (unsigned a = 0; a < x->cfg->devices; a++) {
+        if (s->flushing[a] || !(x->cfg->dev_ops & (1u << OP_CACHE_FLUSH))) continue;
+        bool empty = true;
+        for (unsigned l = 0; l < x->nl; l++)
+            if (s->d[a][l].st != DS_I) empty = false;
+        if (!empty) continue;
+        t.next = *s;
+        memset(&t.v, 0, sizeof t.v);
+        t.delivery = false;
+        cxl_dev_flush_start(a, FLUSH_ID, &o);
+        note_tr(x, &o);
+        dev_outputs(x, &t.next, &o, &t.v);
+        t.next.flushing[a] = 1;
+        snprintf(t.label, sizeof t.label, "dev%u cache_flush sends CacheFlushed", a);
+        visit(x, &t, arg);
+    }
     /* core operations from stable states */
     for (unsigned a = 0; a < x->na; a++)
         for (unsigned l = 0; l < x->nl; l++) {
             const cxl_dline *d = &s->d[a][l];
-            if (!cxl_dstate_stable(d->st)) continue;
+            if (!cxl_dstate_stable(d->st) || s->flushing[a]) continue;
             for (unsigned op = 0; op < CXL_N_CORE_OP; op++) {
                 if (!is_core_agent(x, a) && !(x->cfg->dev_ops & (1u << op))) continue;
                 if (!cxl_dev_op_legal(d, op, is_core_agent(x, a))) continue;
@@ -464,6 +485,14 @@ static void enumerate(xctx *x, const xst *s, xvisit visit, void *arg)
             t.delivery = true;
             cxl_msg in = *m;
             remove_at(t.next.h2d[a], &t.next.n_h2d[a], i);
+            if (s->flushing[a] && cxl_dev_flush_recv(FLUSH_ID, &in, &o)) {
+                note_tr(x, &o);
+                if (o.status == ST_ERR) viol(&t.v, "agent: %s (line %u)", o.err, in.line);
+                t.next.flushing[a] = 0;
+                snprintf(t.label, sizeof t.label, "dev%u <- GO-I for CacheFlushed", a);
+                visit(x, &t, arg);
+                continue;
+            }
             cxl_dline before = t.next.d[a][in.line];
             cxl_dev_recv(&x->pcfg, &t.next.d[a][in.line], &in, &o);
             note_tr(x, &o);
@@ -490,6 +519,15 @@ static void enumerate(xctx *x, const xst *s, xvisit visit, void *arg)
             t.delivery = true;
             cxl_msg in = *m;
             remove_at(t.next.d2h[a], &t.next.n_d2h[a], i);
+            if (in.ch == CXL_D2H_REQ && in.op == CacheFlushed) {
+                cxl_ha_cache_flushed(t.next.h, x->nl, &in, &o);
+                note_tr(x, &o);
+                if (o.status == ST_ERR) viol(&t.v, "home agent: %s (line %u)", o.err, in.line);
+                else push(x, &t.next, &o.m[0], &t.v);
+                snprintf(t.label, sizeof t.label, "home <- CacheFlushed from dev%u", a);
+                visit(x, &t, arg);
+                continue;
+            }
             cxl_hline probe = t.next.h[in.line];
             cxl_out po;
             cxl_ha_recv(&x->pcfg, &probe, &in, (uint16_t)in.line, &po);
@@ -622,7 +660,7 @@ void cxl_explore_run(const cxl_explore_cfg *cfg, cxl_explore_result *res)
         if (!va.any_delivery) {
             bool pending = false;
             for (unsigned a = 0; a < x->na; a++) {
-                if (s.n_h2d[a] || s.n_d2h[a]) pending = true;
+                if (s.n_h2d[a] || s.n_d2h[a] || s.flushing[a]) pending = true;
                 for (unsigned l = 0; l < x->nl; l++)
                     if (!cxl_dstate_stable(s.d[a][l].st)) pending = true;
             }

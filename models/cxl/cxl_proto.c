@@ -23,7 +23,7 @@ static const char *const h2d_rsp_names[CXL_N_H2D_RSP] = {
 static const char *const go_names[CXL_N_GO] = { "I", "S", "E", "M", "Err" };
 static const char *const core_op_names[CXL_N_CORE_OP] = {
     "load", "load_any", "store", "write_full", "evict", "evict_nodata", "rdcurr", "clflush",
-    "itomwr", "wrcur", "wrinv", "wowrinv", "wowrinvf",
+    "itomwr", "wrcur", "wrinv", "wowrinv", "wowrinvf", "cache_flush",
 };
 static const char *const inject_names[CXL_N_INJECT] = { "none", "go_during_snoop", "no_fwd_data", "e_with_sharers",
                                                         "skip_bogus" };
@@ -532,6 +532,23 @@ void cxl_dev_recv(const cxl_cfg *cfg, cxl_dline *l, const cxl_msg *in, cxl_out *
     }
 }
 
+void cxl_dev_flush_start(unsigned agent, uint16_t cqid, cxl_out *o)
+{
+    out_init(o);
+    o->tr = (uint16_t)(DS_I * CXL_DEV_IN + OP_CACHE_FLUSH);
+    emit(o, CXL_D2H_REQ, CacheFlushed, agent, 0, cqid);
+}
+
+bool cxl_dev_flush_recv(uint16_t flush_cqid, const cxl_msg *in, cxl_out *o)
+{
+    out_init(o);
+    if (in->ch != CXL_H2D_RSP || in->op != GO || in->id != flush_cqid) return false;
+    o->tr = (uint16_t)(DS_IF_A * CXL_DEV_IN + CXL_N_CORE_OP + CXL_N_H2D_REQ + GO * CXL_N_GO + GO_I);
+    if (in->arg != GO_I) fail(o, "CacheFlushed answered with a GO other than GO-I");
+    o->done = o->freed = true;
+    return true;
+}
+
 /* --------------------------------------------------------------- home agent */
 void cxl_ha_init_line(cxl_hline *h, uint8_t mem_val)
 {
@@ -733,14 +750,7 @@ static void ha_request(const cxl_cfg *cfg, cxl_hline *h, const cxl_msg *in, uint
         ha_go(h, o, GO_WritePull, 0);
         h->phase = HP_PULL;
         return;
-    case CacheFlushed:
-        if (h->sharers & bit) {
-            fail(o, "CacheFlushed while the snoop filter tracks the device");
-            return;
-        }
-        ha_go(h, o, GO, GO_I);
-        ha_finish(h, o);
-        return;
+    case CacheFlushed: fail(o, "CacheFlushed is device level (cxl_ha_cache_flushed), not a line request"); return;
     default: break;
     }
     unsigned snp = snoop_for(in->op);
@@ -885,6 +895,23 @@ void cxl_ha_recv(const cxl_cfg *cfg, cxl_hline *h, const cxl_msg *in, uint16_t n
     for (unsigned i = 0; i < o->nev; i++) o->ev[i].line = in->line;
 }
 
+void cxl_ha_cache_flushed(const cxl_hline *lines, uint32_t n_lines, const cxl_msg *in, cxl_out *o)
+{
+    out_init(o);
+    o->tr = (uint16_t)(CXL_TR_HA_BASE + (CXL_N_D2H_REQ * 4 + HP_IDLE) * CXL_HA_IN + CacheFlushed);
+    uint16_t bit = (uint16_t)(1u << in->agent);
+    for (uint32_t l = 0; l < n_lines; l++) {
+        const cxl_hline *h = &lines[l];
+        if (h->phase == HP_IDLE && ((h->sharers & bit) || h->owner == in->agent)) {
+            fail(o, "CacheFlushed while the snoop filter tracks the device on an idle line");
+            return;
+        }
+    }
+    cxl_msg *m = emit(o, CXL_H2D_RSP, GO, in->agent, 0, in->id);
+    m->arg = GO_I;
+    o->done = true;
+}
+
 /* ------------------------------------------------------ transition table */
 static uint8_t tr_defined[CXL_TR_TOTAL];
 static unsigned tr_defined_n;
@@ -975,6 +1002,18 @@ const uint8_t *cxl_transitions_defined(unsigned *n_defined)
                 cxl_dev_recv(&cfg, &l, &in, &o);
                 mark(&o);
             }
+        {   /* the device-level CacheFlushed handshake */
+            cxl_dev_flush_start(0, 5, &o);
+            mark(&o);
+            cxl_msg goi = { .ch = CXL_H2D_RSP, .op = GO, .arg = GO_I, .id = 5 };
+            cxl_dev_flush_recv(5, &goi, &o);
+            mark(&o);
+            cxl_hline idle;
+            cxl_ha_init_line(&idle, 0);
+            cxl_msg cf = { .ch = CXL_D2H_REQ, .op = CacheFlushed, .id = 5 };
+            cxl_ha_cache_flushed(&idle, 1, &cf, &o);
+            mark(&o);
+        }
         /* home agent: from idle with three directory situations */
         for (unsigned dir = 0; dir < 3; dir++) {
             cxl_hline h;

@@ -81,7 +81,9 @@ enum cxl_dstate {
 
 /* What the device core asks for. */
 enum cxl_core_op { OP_LOAD, OP_LOAD_ANY, OP_STORE, OP_WRITE_FULL, OP_EVICT, OP_EVICT_NODATA, OP_RDCURR, OP_CLFLUSH,
-                   OP_ITOMWR, OP_WRCUR, OP_WRINV, OP_WOWRINV, OP_WOWRINVF, CXL_N_CORE_OP };
+                   OP_ITOMWR, OP_WRCUR, OP_WRINV, OP_WOWRINV, OP_WOWRINVF,
+                   OP_CACHE_FLUSH,   /* device level: evict everything, then CacheFlushed */
+                   CXL_N_CORE_OP };
 
 typedef struct cxl_dline {
     uint8_t st;      /* enum cxl_dstate */
@@ -156,7 +158,18 @@ void cxl_dev_recv(const cxl_cfg *cfg, cxl_dline *l, const cxl_msg *in, cxl_out *
 /* Is op legal from this (stable) state? */
 bool cxl_dev_op_legal(const cxl_dline *l, unsigned op, bool is_core);
 
+/* CacheFlushed is device level (no line): a device whose cache is empty (every
+ * line I, nothing outstanding) sends it and waits for GO-I with its CQID. The
+ * message uses line 0 as a don't-care address. */
+void cxl_dev_flush_start(unsigned agent, uint16_t cqid, cxl_out *o);
+/* True (and o->done) if `in` is the GO-I that completes the flush with this CQID. */
+bool cxl_dev_flush_recv(uint16_t flush_cqid, const cxl_msg *in, cxl_out *o);
+
 /* --- home agent ---------------------------------------------------------- */
+/* CacheFlushed across all lines: an idle line whose snoop filter still tracks
+ * the device is an inclusion error (a busy line may still be pulling the
+ * device's last writeback). Answers GO-I. */
+void cxl_ha_cache_flushed(const cxl_hline *lines, uint32_t n_lines, const cxl_msg *in, cxl_out *o);
 /* A message for this line (D2H Req/Rsp/Data, MEM_DATA). ST_BUSY: a request
  * for a line with a transaction in progress (the caller queues it).
  * new_uqid is used if a transaction starts. */

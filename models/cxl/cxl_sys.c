@@ -106,6 +106,10 @@ typedef struct agent_t {
     op_t **op_of_line;
     op_t *lookup_head, *lookup_tail;
     op_t *parked;
+    op_t *flush_op;          /* a CacheFlushed in progress (device level) */
+    uint16_t flush_cq;
+    bool flush_sent;
+    unsigned n_ops;          /* line accesses in progress (incl. replacements) */
     mq in_snp, in_rsp;       /* received, waiting for the processing delay */
     mq stalled;              /* snoops that must wait for data */
     port *tx;                /* D2H */
@@ -665,6 +669,7 @@ static void op_complete(agent_t *a, op_t *x, const cxl_path *path)
 {
     cxl_sys *s = a->s;
     a->op_of_line[x->line] = NULL;
+    a->n_ops--;
     if (--s->outstanding == 0) sim_event_cancel(&s->wd_wake);   /* idle: let the run end */
     s->st.ops_done++;
     if (!x->internal && s->done_fn) s->done_fn(s->done_ctx, a->idx, x->line, x->op, x->req, x->t_issue, path);
@@ -673,6 +678,7 @@ static void op_complete(agent_t *a, op_t *x, const cxl_path *path)
 }
 
 static void op_try(agent_t *a, op_t *x);
+static void flush_progress(agent_t *a);
 
 static void retry_parked(agent_t *a)
 {
@@ -684,6 +690,7 @@ static void retry_parked(agent_t *a)
         x->next = NULL;
         op_try(a, x);
     }
+    flush_progress(a);
 }
 
 static void park(agent_t *a, op_t *x)
@@ -698,19 +705,10 @@ static bool op_cacheable(unsigned op)
            op == OP_EVICT_NODATA;
 }
 
-/* A replacement: evict the least recently used stable line of the set that no
- * access is using. Returns false if none can go now. */
-static bool start_victim(agent_t *a, uint32_t line)
+/* Evicts one stable line no access is using (a replacement, or a cache flush). */
+static bool start_evict(agent_t *a, way *v)
 {
     cxl_sys *s = a->s;
-    way *set = &a->w[(size_t)(line % a->sets) * a->ways];
-    way *v = NULL;
-    for (unsigned i = 0; i < a->ways; i++) {
-        way *w = &set[i];
-        if (!w->valid || !cxl_dstate_stable(w->d.st) || a->op_of_line[w->line]) continue;
-        if (!v || w->lru < v->lru) v = w;
-    }
-    if (!v) return false;
     uint16_t cq = cq_alloc(a);
     if (cq == 0xffff) return false;
     op_t *x = calloc(1, sizeof *x);
@@ -720,16 +718,55 @@ static bool start_victim(agent_t *a, uint32_t line)
     x->internal = true;
     x->t_issue = sim_now(s->k);
     a->op_of_line[x->line] = x;
+    a->n_ops++;
     s->outstanding++;
     cxl_out o;
     cxl_dev_core(&s->pcfg, &v->d, a->idx, v->line, x->op, 0, cq, &o);
     note_tr(s, &o);
     hist_add(s, v->line, 0, a->idx, v->d.st, x->op, NULL);
     trace_line(s, a, v->line, v);
-    if (o.status != ST_OK) sim_fatal("replacement of a %s line failed", cxl_dstate_name(v->d.st));
+    if (o.status != ST_OK) sim_fatal("eviction of a %s line failed", cxl_dstate_name(v->d.st));
     x->req = o.m[0].op;
     agent_send(a, &o, NULL);
     return true;
+}
+
+/* A replacement: evict the least recently used stable line of the set that no
+ * access is using. Returns false if none can go now. */
+static bool start_victim(agent_t *a, uint32_t line)
+{
+    way *set = &a->w[(size_t)(line % a->sets) * a->ways];
+    way *v = NULL;
+    for (unsigned i = 0; i < a->ways; i++) {
+        way *w = &set[i];
+        if (!w->valid || !cxl_dstate_stable(w->d.st) || w->d.st == DS_I || a->op_of_line[w->line]) continue;
+        if (!v || w->lru < v->lru) v = w;
+    }
+    return v && start_evict(a, v);
+}
+
+/* CacheFlushed: evict every line, wait for every access to finish, then tell the host. */
+static void flush_progress(agent_t *a)
+{
+    cxl_sys *s = a->s;
+    if (!a->flush_op || a->flush_sent) return;
+    bool empty = a->n_ops == 0;
+    for (size_t i = 0; i < (size_t)a->sets * a->ways; i++) {
+        way *w = &a->w[i];
+        if (!w->valid || w->d.st == DS_I) continue;
+        empty = false;
+        if (cxl_dstate_stable(w->d.st) && !a->op_of_line[w->line] && !start_evict(a, w)) break;
+    }
+    if (!empty) return;
+    uint16_t cq = cq_alloc(a);
+    if (cq == 0xffff) return;
+    cxl_out o;
+    cxl_dev_flush_start(a->idx, cq, &o);
+    note_tr(s, &o);
+    a->flush_cq = cq;
+    a->flush_sent = true;
+    a->flush_op->req = CacheFlushed;
+    agent_send(a, &o, a->flush_op->path);
 }
 
 /* An access after its lookup delay: hit, miss (request), or wait. */
@@ -843,8 +880,28 @@ static bool agent_process(agent_t *a, tmsg *t)
     way *w = find_way(a, line);
     cxl_dline tmp = { .st = DS_I };
     cxl_dline *d = w ? &w->d : &tmp;
-    if (t->m.ch == CXL_H2D_REQ) spg_check(s, t);
     cxl_out o;
+    if (a->flush_sent && cxl_dev_flush_recv(a->flush_cq, &t->m, &o)) {
+        note_tr(s, &o);
+        sim_link_return_credits(a->rx->link, t->m.ch - CXL_H2D_REQ, 1);
+        if (o.status == ST_ERR) violation(s, line, "agent %u: %s", a->idx, o.err);
+        cq_release(a, a->flush_cq, line);
+        op_t *x = a->flush_op;
+        a->flush_op = NULL;
+        a->flush_sent = false;
+        s->outstanding--;
+        s->st.ops_done++;
+        cxl_path *pp = path_copy(t->path);
+        path_add(pp, "dev_fill", a->fill_ps, false);
+        if (s->done_fn) s->done_fn(s->done_ctx, a->idx, 0, OP_CACHE_FLUSH, CacheFlushed, x->t_issue, pp);
+        free(pp);
+        free(x->path);
+        free(x);
+        if (!s->outstanding) sim_event_cancel(&s->wd_wake);
+        retry_parked(a);
+        return true;
+    }
+    if (t->m.ch == CXL_H2D_REQ) spg_check(s, t);
     cxl_dev_recv(&s->pcfg, d, &t->m, &o);
     note_tr(s, &o);
     if (o.status == ST_STALL) return false;
@@ -1113,12 +1170,34 @@ static void home_deliver(cxl_sys *s, tmsg *t)
     msg_free(s, t);
 }
 
+static void home_cache_flushed(cxl_sys *s, tmsg *t)
+{
+    home_return_credit(s, t);
+    hist_add(s, 0, 2, t->m.agent, 0, 0, &t->m);
+    cxl_out o;
+    cxl_ha_cache_flushed(s->h, s->cfg.lines, &t->m, &o);
+    note_tr(s, &o);
+    if (o.status == ST_ERR) violation(s, 0, "home agent: %s (from agent %u)", o.err, t->m.agent);
+    for (unsigned i = 0; i < o.n; i++) {
+        tmsg *r = msg_new(s, &o.m[i]);
+        r->path = path_copy(t->path);
+        r->seq = ++s->seq;
+        s->st.msgs[r->m.ch]++;
+        port_enqueue(s->ag[r->m.agent].rx, r);
+    }
+    msg_free(s, t);
+}
+
 static void home_run(void *ctx)
 {
     cxl_sys *s = ctx;
     sim_time_ps now = sim_now(s->k);
     while (s->req_q.head && s->req_q.head->t_elig <= now) {
         tmsg *t = mq_pop(&s->req_q);
+        if (t->m.op == CacheFlushed) {   /* device level: not serialised on a line */
+            home_cache_flushed(s, t);
+            continue;
+        }
         t->t_elig = now;
         mq_push(&s->pending, t);
     }
@@ -1187,6 +1266,12 @@ static void wd_run(void *ctx)
     sim_time_ps now = sim_now(s->k), limit = ns_ps(s->cfg.watchdog_ns);
     for (unsigned i = 0; i < s->na; i++) {
         agent_t *a = &s->ag[i];
+        if (a->flush_op && now - a->flush_op->t_issue > limit) {
+            s->st.deadlocks++;
+            violation(s, 0, "deadlock watchdog: agent %u's cache flush has waited %.1f ns", i,
+                      (now - a->flush_op->t_issue) / 1000.0);
+            a->flush_op->t_issue = now;
+        }
         for (uint32_t l = 0; l < s->cfg.lines; l++) {
             op_t *x = a->op_of_line[l];
             if (x && now - x->t_issue > limit && !x->next) {
@@ -1380,6 +1465,10 @@ void cxl_sys_free(cxl_sys *s)
                 free(a->op_of_line[l]->path);
                 free(a->op_of_line[l]);
             }
+        if (a->flush_op) {
+            free(a->flush_op->path);
+            free(a->flush_op);
+        }
         free(a->w);
         free(a->unc);
         free(a->cq_free);
@@ -1442,6 +1531,23 @@ bool cxl_sys_issue(cxl_sys *s, unsigned agent, uint32_t line, unsigned op, uint8
 {
     if (agent >= s->na || line >= s->cfg.lines || op >= CXL_N_CORE_OP) sim_fatal("cxl_sys_issue: bad arguments");
     agent_t *a = &s->ag[agent];
+    if (a->flush_op) return false;   /* a flushing device takes no new accesses */
+    if (op == OP_CACHE_FLUSH) {
+        if (a->core) return false;
+        op_t *f = calloc(1, sizeof *f);
+        if (!f) sim_fatal("out of memory");
+        f->op = OP_CACHE_FLUSH;
+        f->t_issue = sim_now(s->k);
+        if (s->cfg.track_paths) {
+            f->path = calloc(1, sizeof *f->path);
+            if (!f->path) sim_fatal("out of memory");
+        }
+        a->flush_op = f;
+        s->outstanding++;
+        flush_progress(a);
+        if (!sim_event_pending(&s->wd_wake)) sim_event_notify_at(&s->wd_wake, ns_ps(s->cfg.watchdog_ns) / 2 + 1);
+        return true;
+    }
     if (a->op_of_line[line]) return false;
     op_t *x = calloc(1, sizeof *x);
     if (!x) sim_fatal("out of memory");
@@ -1456,6 +1562,7 @@ bool cxl_sys_issue(cxl_sys *s, unsigned agent, uint32_t line, unsigned op, uint8
         path_add(x->path, a->core ? "core_lookup" : "dev_lookup", a->lookup_ps, false);
     }
     a->op_of_line[line] = x;
+    a->n_ops++;
     s->outstanding++;
     if (a->lookup_tail) a->lookup_tail->next = x;
     else a->lookup_head = x;
