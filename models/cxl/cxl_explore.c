@@ -76,7 +76,7 @@ static int msg_cmp(const void *a, const void *b)
 
 /* Canonical form: idle home-agent lines forget their last transaction, and
  * the D2H direction (no ordering among its messages) is sorted. */
-static void canon(xctx *x, xst *s)
+static void canon_one(xctx *x, xst *s)
 {
     for (unsigned l = 0; l < x->nl; l++) {
         cxl_hline *h = &s->h[l];
@@ -111,6 +111,80 @@ static void canon(xctx *x, xst *s)
     for (unsigned l = 0; l < x->nl; l++)
         if (s->h[l].op != RdCurr) s->h[l].fwd_chk = s->h[l].mem_chk = s->h[l].mem_chk_valid = 0;
     for (unsigned a = 0; a < x->na; a++) qsort(s->d2h[a], s->n_d2h[a], sizeof(cxl_msg), msg_cmp);
+}
+
+static size_t encode(xctx *x, const xst *s, uint8_t *b);
+
+static uint16_t perm_mask(uint16_t m, const unsigned *perm, unsigned na)
+{
+    uint16_t r = 0;
+    for (unsigned a = 0; a < na; a++)
+        if (m & (1u << a)) r |= (uint16_t)(1u << perm[a]);
+    return r;
+}
+
+/* Agent a of src becomes agent perm[a] of dst (devices are identical, so this is a symmetry). */
+static void permute(const xctx *x, const xst *src, xst *dst, const unsigned *perm)
+{
+    *dst = *src;
+    for (unsigned a = 0; a < x->na; a++) {
+        unsigned b = perm[a];
+        for (unsigned l = 0; l < x->nl; l++) dst->d[b][l] = src->d[a][l];
+        dst->flushing[b] = src->flushing[a];
+        dst->n_h2d[b] = src->n_h2d[a];
+        dst->n_d2h[b] = src->n_d2h[a];
+        for (unsigned i = 0; i < src->n_h2d[a]; i++) {
+            dst->h2d[b][i] = src->h2d[a][i];
+            dst->h2d[b][i].agent = (uint8_t)b;
+        }
+        for (unsigned i = 0; i < src->n_d2h[a]; i++) {
+            dst->d2h[b][i] = src->d2h[a][i];
+            dst->d2h[b][i].agent = (uint8_t)b;
+        }
+    }
+    for (unsigned l = 0; l < x->nl; l++) {
+        cxl_hline *h = &dst->h[l];
+        const cxl_hline *g = &src->h[l];
+        h->sharers = perm_mask(g->sharers, perm, x->na);
+        h->snp_pending = perm_mask(g->snp_pending, perm, x->na);
+        h->data_expect = perm_mask(g->data_expect, perm, x->na);
+        h->data_got = perm_mask(g->data_got, perm, x->na);
+        if (g->owner != CXL_NO_AGENT) h->owner = (uint8_t)perm[g->owner];
+        if (g->phase != HP_IDLE || g->snp_pending) h->req = (uint8_t)perm[g->req];
+    }
+}
+
+/* Canonical form: per-state normalisation, then the smallest encoding over
+ * the permutations of the (identical) devices. */
+static void canon(xctx *x, xst *s)
+{
+    canon_one(x, s);
+    unsigned d = x->cfg->devices;
+    if (d < 2 || d > 3) return;
+    static const unsigned perms3[6][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
+    unsigned np = d == 2 ? 2 : 6;
+    uint8_t best[4096], cur[4096];
+    size_t blen = encode(x, s, best);
+    xst tmp, bests = *s;
+    for (unsigned k = 1; k < np; k++) {
+        unsigned perm[XA];
+        for (unsigned a = 0; a < x->na; a++) perm[a] = a;
+        if (d == 2) {
+            perm[0] = 1;
+            perm[1] = 0;
+        } else {
+            for (unsigned a = 0; a < 3; a++) perm[a] = perms3[k][a];
+        }
+        permute(x, s, &tmp, perm);
+        canon_one(x, &tmp);
+        size_t len = encode(x, &tmp, cur);
+        if (len < blen || (len == blen && memcmp(cur, best, len) < 0)) {
+            memcpy(best, cur, len);
+            blen = len;
+            bests = tmp;
+        }
+    }
+    *s = bests;
 }
 
 static size_t encode(xctx *x, const xst *s, uint8_t *b)
