@@ -67,6 +67,7 @@ static void explore_run(sim_test_ctx *c)
         sim_trace_var tv_depth = sim_trace_add_var(c->trace, "depth", 32);
         sim_trace_var tv_viol = sim_trace_add_var(c->trace, "violation", 1);   /* first violating level (text in the report) */
         sim_trace_pop_scope(c->trace);
+        sim_trace_freeze(c->trace);   /* no sim_run here: write the header, then stamp each level */
         for (unsigned d = 0; d <= r.max_depth + 1 && d < 512; d++) {
             sim_trace_emit_u64_at(c->trace, SIM_NS(d), tv_new, r.states_at_depth[d]);
             sim_trace_emit_u64_at(c->trace, SIM_NS(d), tv_depth, d);
