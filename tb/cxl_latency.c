@@ -15,12 +15,15 @@
 #include "sim/sim.h"
 
 static const sim_param_def latency_params[] = {
-    SIM_PARAM_ENUM("scenario", "host_m", "miss|host_hit|host_m|peer_m|shared_upgrade|dirty_evict|wrinv|rdcurr_m|clflush",
+    SIM_PARAM_ENUM("scenario", "host_m",
+                   "miss|host_hit|host_m|peer_m|shared_upgrade|dirty_evict|wrinv|rdcurr_m|clflush|race_go_snoop",
                    "miss: device load, line uncached (memory); host_hit: device load, line S in a host core (LLC hit); "
                    "host_m: device store (RdOwn), line M in a host core; peer_m: device store, line M in another device; "
                    "shared_upgrade: device store to its S line also S in a core; dirty_evict: device evicts an M line; "
                    "wrinv: device WrInv, line S in a core; rdcurr_m: device RdCurr, line M in a core; "
-                   "clflush: device CLFlush, line M in a core"),
+                   "clflush: device CLFlush, line M in a core; race_go_snoop: dev0 and, race_ns later, dev1 store "
+                   "to an uncached line: dev1's SnpInv must follow dev0's GO (snoop-pushes-GO); dev1 is measured"),
+    SIM_PARAM_DOUBLE("race_ns", "1", "ns", 0, 100, "race_go_snoop: how much later dev1 issues its store"),
     SIM_PARAM_DOUBLE("link_ns", "25", "ns", 0, 10000, "one-way CXL link latency (TX pack + PHY + wire + RX unpack)"),
     SIM_PARAM_INT("lanes", "16", "", 1, 16, "link width (1, 2, 4, 8 or 16)"),
     SIM_PARAM_DOUBLE("gts", "32", "GT/s", 2.5, 64, "per-lane rate (2.5, 5, 8, 16, 32 or 64)"),
@@ -47,6 +50,7 @@ void cxl_check_link_params(const char *test, unsigned lanes, double gts)
 
 typedef struct lat_ctx {
     bool measuring, done;
+    unsigned agent;             /* the access measured */
     sim_time_ps latency_ps;
     cxl_path path;
     unsigned req;
@@ -59,7 +63,7 @@ static void lat_done(void *ctx, unsigned agent, uint32_t line, unsigned op, unsi
     (void)line;
     (void)op;
     lat_ctx *lc = ctx;
-    if (!lc->measuring) return;
+    if (!lc->measuring || agent != lc->agent) return;
     extern sim_kernel *cxl_latency_kernel;
     lc->done = true;
     lc->req = req;
@@ -154,6 +158,14 @@ static void latency_run(sim_test_ctx *c)
         mop = OP_RDCURR;
         expect = D + S1 + L + H + C + S2 + L + D;
         formula = "2L + S1 + S2 + H + C + 2D";
+    } else if (!strcmp(sc, "race_go_snoop")) {
+        mop = OP_STORE;
+        double race = sim_param_double(p, "race_ns");
+        /* dev1 waits at the home for dev0's transaction (miss to memory); its SnpInv to dev0
+         * leaves behind dev0's GO and data (in the second data flit), dev0 answers RspIFwdM */
+        expect = (D + S1 + L + H + M - race) + 3 * (S2 + L) + 2 * D;
+        formula = "(dev0's D + S1 + L + H + M - race_ns) + 3 (S2 + L) + 2D";
+        if (race >= D + S1 + L + H + M - (D + S1 + L + H)) sim_input_error("cxl_latency: race_ns=%g must be below mem_ns=%g", race, M);
     } else {   /* clflush */
         settle(c, s, CORE0, OP_STORE);
         mop = OP_CLFLUSH;
@@ -162,7 +174,15 @@ static void latency_run(sim_test_ctx *c)
     }
     cxl_sys_reset_link_stats(s);
     lc.measuring = true;
-    if (!cxl_sys_issue(s, DEV0, 0, mop, 9)) sim_fatal("cxl_latency: measured issue refused");
+    if (!strcmp(sc, "race_go_snoop")) {
+        lc.agent = DEV1;
+        if (!cxl_sys_issue(s, DEV0, 0, OP_STORE, 0)) sim_fatal("cxl_latency: race issue refused");
+        sim_run(c->k, sim_now(c->k) + (sim_time_ps)(sim_param_double(p, "race_ns") * 1000.0 + 0.5));
+        if (!cxl_sys_issue(s, DEV1, 0, OP_STORE, 0)) sim_fatal("cxl_latency: race issue refused");
+    } else {
+        lc.agent = DEV0;
+        if (!cxl_sys_issue(s, DEV0, 0, mop, 9)) sim_fatal("cxl_latency: measured issue refused");
+    }
     sim_run(c->k, SIM_TIME_MAX);
 
     sim_report *rep = c->report;

@@ -29,7 +29,7 @@ static int simrun(const char *args)
 }
 
 static const char *const scenarios[] = { "miss", "host_hit", "host_m", "peer_m", "shared_upgrade",
-                                         "dirty_evict", "wrinv", "rdcurr_m", "clflush" };
+                                         "dirty_evict", "wrinv", "rdcurr_m", "clflush", "race_go_snoop" };
 
 START_TEST(latency_scenarios)
 {
