@@ -70,6 +70,7 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     ecfg.period_ps = swc.period_ps;
     ecfg.saf = swc.saf;
     ecfg.credit_mode = nvswitch_credit_mode(&swc.core);
+    ecfg.src_voq = swc.core.queue == XBAR_QUEUE_VOQ;
     net->ep = tep_new(k, net->clk, &ecfg, &net->pp, &net->mp);
     net->sw = nvswitch_new(k, net->clk, &swc, &net->pp, &net->mp, tr, why, why_n);
     if (!net->sw) return -1;
@@ -303,7 +304,7 @@ int nvs_net_from_params(const sim_params *p, nvs_net_cfg *net, uint64_t seed, ch
     c->depth = (int)sim_param_int(p, "depth");
     c->shared = sim_param_bool(p, "shared");
     c->latency = (int)sim_param_int(p, "pipeline_cycles");
-    c->fanout_read = 1; /* the crossbar drives one read onto every output of a multicast */
+    c->fanout_read = sim_param_bool(p, "fanout_read");
     c->seed = seed;
     net->sw.model = (nvs_model)sim_param_enum(p, "model");
     net->sw.saf = strcmp(sim_param_str(p, "switching"), "saf") == 0;

@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 16 bytes, so the head and tail lines of the N*N rings stay cache-friendly. */
 typedef struct xq_entry {
     uint64_t data;
-    uint64_t mask; /* FIFO: destinations still to serve; VOQ: unused */
-    uint64_t seq;  /* per-input presentation count: copies of one flit share it */
+    uint64_t aux; /* FIFO: destinations still to serve. VOQ: presentation count << 1 | multicast
+                   * (copies of one presented flit share the count). */
 } xq_entry;
 
 typedef struct xq {
@@ -157,13 +158,12 @@ static void xq_grow(xq *q)
     q->cap = cap;
 }
 
-static inline void xq_push(xq *q, uint64_t data, uint64_t mask, uint64_t seq)
+static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
 {
     if (q->count == q->cap) xq_grow(q);
     xq_entry *e = &q->buf[(q->head + q->count) & (q->cap - 1)];
     e->data = data;
-    e->mask = mask;
-    e->seq = seq;
+    e->aux = aux;
     q->count++;
 }
 
@@ -205,7 +205,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     int8_t in_match[XBAR_MAX_PORTS], out_match[XBAR_MAX_PORTS];
     c->last_matches = xbar_alloc_run(c->alloc, c->req_in, c->req_out, in_match, out_match);
     c->last_fanout = 0;
-    uint64_t matched_in = 0, matched_out = 0;
+    uint64_t matched_in = 0, matched_out = 0, mc_in = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
     for (int i = 0; i < n; i++) {
         if (in_match[i] < 0) continue;
@@ -217,7 +217,10 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         if (voq) {
             xq *q = &c->q[i * n + j];
             xq_entry *e = xq_head(q);
-            popseq[i] = e->seq;
+            if (e->aux & 1) { /* a multicast copy: others of it may join below */
+                popseq[i] = e->aux;
+                mc_in |= 1ULL << i;
+            }
             drive(slot, i, j, e->data);
             xq_pop(q);
             c->occ[i]--;
@@ -231,24 +234,25 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         } else {
             xq_entry *e = xq_head(&c->q[i]);
             drive(slot, i, j, e->data);
-            e->mask &= ~(1ULL << j);
+            e->aux &= ~(1ULL << j);
             c->req_in[i] &= ~(1ULL << j);
             c->req_out[j] &= ~(1ULL << i);
+            if (e->aux) mc_in |= 1ULL << i;
         }
     }
     out->match_in = matched_in;
 
     /* Multicast fan-out read: outputs left unmatched join a matched input
      * that is sending a copy of the flit at the head of their queue. */
-    if (c->cfg.fanout_read && matched_in) {
+    if (c->cfg.fanout_read && mc_in) {
         for (uint64_t outs = c->all & ~matched_out; outs; outs &= outs - 1) {
             int j = __builtin_ctzll(outs);
-            uint64_t cand = c->req_out[j] & matched_in, ok = 0;
+            uint64_t cand = c->req_out[j] & mc_in, ok = 0;
             if (!cand) continue;
             if (voq) {
                 for (uint64_t m = cand; m; m &= m - 1) {
                     int i = __builtin_ctzll(m);
-                    if (xq_head(&c->q[i * n + j])->seq == popseq[i]) ok |= 1ULL << i;
+                    if (xq_head(&c->q[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
                 }
             } else {
                 ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
@@ -272,7 +276,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
             } else {
                 xq_entry *e = xq_head(&c->q[i]);
                 drive(slot, i, j, e->data);
-                e->mask &= ~(1ULL << j);
+                e->aux &= ~(1ULL << j);
                 c->req_in[i] &= ~(1ULL << j);
                 c->req_out[j] &= ~(1ULL << i);
             }
@@ -284,14 +288,14 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         for (uint64_t m = matched_in; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             xq *q = &c->q[i];
-            if (xq_head(q)->mask) continue;
+            if (xq_head(q)->aux) continue;
             xq_pop(q);
             c->occ[i]--;
             c->backlog--;
             c->cr |= 1ULL << i;
             c->cr_q[i] = 0;
             if (q->count) {
-                uint64_t dm = xq_head(q)->mask;
+                uint64_t dm = xq_head(q)->aux;
                 c->req_in[i] = dm;
                 for (; dm; dm &= dm - 1) c->req_out[__builtin_ctzll(dm)] |= 1ULL << i;
             }
@@ -304,7 +308,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         const xbar_flit *f = &in->in[i];
         uint64_t dm = f->dest_mask & c->all;
         if (!dm || dm != f->dest_mask) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
-        uint64_t s = c->seq[i]++;
+        uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
         if (voq) {
             int copies = __builtin_popcountll(dm);
             if (c->cfg.depth && c->cfg.shared && c->occ[i] + (uint32_t)copies > (uint32_t)c->cfg.depth)
@@ -318,7 +322,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
                     c->req_in[i] |= 1ULL << j;
                     c->req_out[j] |= 1ULL << i;
                 }
-                xq_push(q, f->data, 1ULL << j, s);
+                xq_push(q, f->data, s);
             }
             c->occ[i] += (uint32_t)copies;
             c->backlog += (uint64_t)copies;
@@ -330,7 +334,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
                 c->req_in[i] = dm;
                 for (uint64_t d = dm; d; d &= d - 1) c->req_out[__builtin_ctzll(d)] |= 1ULL << i;
             }
-            xq_push(q, f->data, dm, s);
+            xq_push(q, f->data, dm);
             c->occ[i]++;
             c->backlog++;
         }

@@ -23,6 +23,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
         tep_port *p = &e->port[i];
         p->owner = e;
         p->idx = i;
+        p->cur_q = -1;
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
         for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->last_seq[s] = -1;
     }
@@ -34,7 +35,8 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
 void tep_free(tep *e)
 {
     if (!e) return;
-    for (int i = 0; i < e->cfg.ports; i++) free(e->port[i].q);
+    for (int i = 0; i < e->cfg.ports; i++)
+        for (int q = 0; q < TEP_QUEUES; q++) free(e->port[i].q[q].buf);
     sim_hist_free(&e->latency_cycles);
     free(e);
 }
@@ -62,19 +64,34 @@ void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *
     }
 }
 
-static void q_push(tep_port *p, uint32_t idx)
+static inline bool ring_empty(const tep_ring *r) { return r->len == 0; }
+static inline uint32_t ring_head(const tep_ring *r) { return r->buf[r->head]; }
+
+static void ring_push(tep_ring *r, uint32_t v)
 {
-    if (p->q_len == p->q_cap) {
-        uint32_t cap = p->q_cap ? 2 * p->q_cap : 64;
-        uint32_t *nq = malloc(cap * sizeof *nq);
-        if (!nq) sim_fatal("out of memory");
-        for (uint32_t k = 0; k < p->q_len; k++) nq[k] = p->q[(p->q_head + k) % p->q_cap];
-        free(p->q);
-        p->q = nq;
-        p->q_head = 0;
-        p->q_cap = cap;
+    if (r->len == r->cap) {
+        uint32_t cap = r->cap ? 2 * r->cap : 16;
+        uint32_t *nb = malloc(cap * sizeof *nb);
+        if (!nb) sim_fatal("out of memory");
+        for (uint32_t k = 0; k < r->len; k++) nb[k] = r->buf[(r->head + k) & (r->cap - 1)];
+        free(r->buf);
+        r->buf = nb;
+        r->head = 0;
+        r->cap = cap;
     }
-    p->q[(p->q_head + p->q_len++) % p->q_cap] = idx;
+    r->buf[(r->head + r->len++) & (r->cap - 1)] = v;
+}
+
+static inline void ring_pop(tep_ring *r)
+{
+    r->head = (r->head + 1) & (r->cap - 1);
+    r->len--;
+}
+
+static int queue_of(const tep *e, uint64_t mask)
+{
+    if (!e->cfg.src_voq) return 0;
+    return (mask & (mask - 1)) ? TEP_MCAST_Q : __builtin_ctzll(mask);
 }
 
 static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_t payload, uint32_t tag)
@@ -85,8 +102,6 @@ static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_
     k->src = (uint16_t)src;
     k->nflits = (uint16_t)nflits;
     k->dest_mask = mask;
-    k->seq0 = p->next_seq;
-    p->next_seq += nflits;
     k->created_ps = sim_now(e->k);
     k->payload_bytes = payload;
     k->copies_left = nflits * (uint32_t)__builtin_popcountll(mask);
@@ -94,32 +109,74 @@ static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_
     k->id = p->next_id++;
     p->generated_flits += nflits;
     e->flits_generated += nflits;
-    q_push(p, k->idx);
+    int qi = queue_of(e, mask);
+    ring_push(&p->q[qi], k->idx);
+    if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
     return k;
 }
 
-/* Spend the credits `n` flits of packet k need; false (nothing spent) if short. */
-static bool take_credits(tep *e, sim_link *l, const tpkt *k, uint32_t n, void *msg, uint32_t bytes)
+/* Credits `n` flits of packet k need, checked (spend = false) or spent. */
+static bool credits_ok(const tep *e, const sim_link *l, const tpkt *k, uint32_t n)
 {
     switch (e->cfg.credit_mode) {
-    case TEP_CREDIT_NONE: sim_link_send(l, msg, bytes); return true;
-    case TEP_CREDIT_PER_FLIT: return sim_link_try_send(l, msg, bytes, 0, n);
-    case TEP_CREDIT_PER_COPY: return sim_link_try_send(l, msg, bytes, 0, n * (uint32_t)__builtin_popcountll(k->dest_mask));
-    case TEP_CREDIT_PER_DEST: {
-        uint64_t m = k->dest_mask;
-        int first = __builtin_ctzll(m);
-        if (m & (m - 1)) { /* multicast: every destination's VOQ must have room */
-            for (uint64_t d = m; d; d &= d - 1)
-                if (!sim_link_can_send(l, (unsigned)__builtin_ctzll(d), n)) return false;
-            if (!sim_link_try_send(l, msg, bytes, (unsigned)first, n)) return false;
-            /* the other pools are spent without a message of their own */
-            for (uint64_t d = m & (m - 1); d; d &= d - 1) sim_link_hold_credits(l, (unsigned)__builtin_ctzll(d), n);
-            return true;
-        }
-        return sim_link_try_send(l, msg, bytes, (unsigned)first, n);
-    }
+    case TEP_CREDIT_NONE: return true;
+    case TEP_CREDIT_PER_FLIT: return sim_link_can_send(l, 0, n);
+    case TEP_CREDIT_PER_COPY: return sim_link_can_send(l, 0, n * (uint32_t)__builtin_popcountll(k->dest_mask));
+    case TEP_CREDIT_PER_DEST:
+        for (uint64_t d = k->dest_mask; d; d &= d - 1)
+            if (!sim_link_can_send(l, (unsigned)__builtin_ctzll(d), n)) return false;
+        return true;
     }
     return false;
+}
+
+static void send_spending(tep *e, sim_link *l, const tpkt *k, uint32_t n, void *msg, uint32_t bytes)
+{
+    bool ok = true;
+    switch (e->cfg.credit_mode) {
+    case TEP_CREDIT_NONE: sim_link_send(l, msg, bytes); break;
+    case TEP_CREDIT_PER_FLIT: ok = sim_link_try_send(l, msg, bytes, 0, n); break;
+    case TEP_CREDIT_PER_COPY: ok = sim_link_try_send(l, msg, bytes, 0, n * (uint32_t)__builtin_popcountll(k->dest_mask)); break;
+    case TEP_CREDIT_PER_DEST: {
+        uint64_t m = k->dest_mask;
+        ok = sim_link_try_send(l, msg, bytes, (unsigned)__builtin_ctzll(m), n);
+        /* a multicast flit takes a slot in every destination's VOQ: the other
+         * pools are spent without a message of their own */
+        for (m &= m - 1; ok && m; m &= m - 1) sim_link_hold_credits(l, (unsigned)__builtin_ctzll(m), n);
+        break;
+    }
+    }
+    if (!ok) sim_fatal("endpoint: credits checked but not available");
+}
+
+/* Round-robin over non-empty source queues starting at p->rr (the multicast
+ * queue sits at position TEP_MCAST_Q): the first whose head can go. */
+static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
+{
+    if (!e->cfg.src_voq) {
+        if (ring_empty(&p->q[0])) return -1;
+        const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[0]));
+        return credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : need_flits_saf) ? 0 : -1;
+    }
+    const bool mc = !ring_empty(&p->q[TEP_MCAST_Q]);
+    const int start = p->rr;
+    /* dest queues at or after start, then the multicast queue, then the rest */
+    uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : p->q_mask & (~0ULL << start);
+    uint64_t lo = p->q_mask & ~hi;
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            if (!mc) continue;
+            const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[TEP_MCAST_Q]));
+            if (credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : 1)) return TEP_MCAST_Q;
+            continue;
+        }
+        for (uint64_t m = pass == 0 ? hi : lo; m; m &= m - 1) {
+            int qi = __builtin_ctzll(m);
+            const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[qi]));
+            if (credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : 1)) return qi;
+        }
+    }
+    return -1;
 }
 
 static bool tep_cycle(void *ctx, uint64_t cycle)
@@ -134,33 +191,49 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
             int d = traffic_dest_pick(e->cfg.dest, i, &p->rng);
             new_packet(e, i, 1ULL << d, (unsigned)e->cfg.pkt_flits, (uint32_t)(e->cfg.pkt_flits - 1) * (uint32_t)e->cfg.flit_bytes, 0);
         }
-        if (p->msg && p->q_len == 0 && e->sending) { /* cut the message lazily: one packet ahead */
+        if (p->msg && e->sending && p->msg_queued == 0) { /* cut the message lazily: one packet ahead */
             uint32_t payload;
             uint64_t mask;
             if (traffic_message_next(p->msg, &payload, &mask)) {
                 unsigned nflits = 1 + (payload + (uint32_t)e->cfg.flit_bytes - 1) / (uint32_t)e->cfg.flit_bytes;
                 new_packet(e, i, mask, nflits, payload, p->msg_tag);
+                p->msg_queued++;
             }
         }
-        if (!p->q_len || !e->sending) continue;
+        if (!e->sending) continue;
+        if (p->cur_q < 0 && !p->q_mask && ring_empty(&p->q[TEP_MCAST_Q]) && ring_empty(&p->q[0])) continue;
         busy = true;
         if (sim_link_tx_free_ps(p->tx) > now) continue; /* the wire is still serialising */
-        tpkt *k = tpkt_at(e->pp, p->q[p->q_head]);
+        int qi = p->cur_q;
+        if (qi < 0) {
+            qi = pick_queue(e, p, 1);
+            if (qi < 0) continue;
+        }
+        tep_ring *r = &p->q[qi];
+        tpkt *k = tpkt_at(e->pp, ring_head(r));
         unsigned first = e->cfg.saf ? 0 : p->cur_flit;
         unsigned count = e->cfg.saf ? k->nflits : 1;
-        tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
-        if (!take_credits(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes)) {
-            tmsg_release(e->mp, m);
-            continue;
+        if (p->cur_q >= 0 && !credits_ok(e, p->tx, k, count)) continue; /* mid-packet, waiting for a credit */
+        if (first == 0) { /* the flow order is the order packets go onto the wire */
+            k->seq0 = p->next_seq;
+            p->next_seq += k->nflits;
         }
+        tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
+        send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
         uint64_t copies = (uint64_t)count * (uint64_t)__builtin_popcountll(k->dest_mask);
         e->copies_sent += copies;
         for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
-        p->cur_flit = first + count;
-        if (p->cur_flit == k->nflits) {
+        if (first + count == k->nflits) {
             p->cur_flit = 0;
-            p->q_head = (p->q_head + 1) % p->q_cap;
-            p->q_len--;
+            p->cur_q = -1;
+            ring_pop(r);
+            if (k->msg) p->msg_queued--;
+            if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
+            if (!e->cfg.src_voq && ring_empty(r)) p->q_mask = 0;
+            p->rr = qi + 1 == TEP_QUEUES ? 0 : qi + 1;
+        } else {
+            p->cur_flit = first + count;
+            p->cur_q = qi;
         }
     }
     return busy;
@@ -231,10 +304,13 @@ uint64_t tep_queued_copies(const tep *e)
     uint64_t s = 0;
     for (int i = 0; i < e->cfg.ports; i++) {
         const tep_port *p = &e->port[i];
-        for (uint32_t q = 0; q < p->q_len; q++) {
-            const tpkt *k = tpkt_at(e->pp, p->q[(p->q_head + q) % p->q_cap]);
-            unsigned left = k->nflits - (q == 0 ? p->cur_flit : 0);
-            s += (uint64_t)left * (uint64_t)__builtin_popcountll(k->dest_mask);
+        for (int q = 0; q < TEP_QUEUES; q++) {
+            const tep_ring *r = &p->q[q];
+            for (uint32_t x = 0; x < r->len; x++) {
+                const tpkt *k = tpkt_at(e->pp, r->buf[(r->head + x) & (r->cap - 1)]);
+                unsigned left = k->nflits - (q == p->cur_q && x == 0 ? p->cur_flit : 0);
+                s += (uint64_t)left * (uint64_t)__builtin_popcountll(k->dest_mask);
+            }
         }
     }
     return s;

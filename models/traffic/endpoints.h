@@ -28,6 +28,7 @@ typedef struct tep_cfg {
     int flit_bytes;
     sim_time_ps period_ps;      /* one flit time on the link = the switch clock period */
     bool saf;                   /* links carry whole packets (store-and-forward) instead of flits */
+    bool src_voq;               /* per-destination source queues (the switch has VOQs) */
     tep_credit_mode credit_mode;
     /* Bernoulli sources */
     uint64_t bernoulli_mask;    /* ports that inject */
@@ -42,18 +43,29 @@ typedef struct tep_cfg {
 
 struct tep;
 
+#define TEP_QUEUES (TRAFFIC_MAX_PORTS + 1) /* per destination + multicast */
+#define TEP_MCAST_Q TRAFFIC_MAX_PORTS
+
+typedef struct tep_ring { uint32_t *buf; uint32_t head, len, cap; } tep_ring;
+
 typedef struct tep_port {
     struct tep *owner;
     int idx;
     sim_link *tx, *rx;
-    uint32_t *q;                /* source queue of packet indices */
-    uint32_t q_head, q_len, q_cap;
-    unsigned cur_flit;          /* wormhole: next flit of the head packet */
+    /* Source queues of packet indices: one per destination plus one for
+     * multicast (src_voq), else queue 0 only (a FIFO). A flow's packets share
+     * one queue, so the source keeps per-flow order. */
+    tep_ring q[TEP_QUEUES];
+    uint64_t q_mask;            /* non-empty destination queues */
+    int rr;                     /* queue looked at first next time (0..TEP_QUEUES-1) */
+    int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
+    unsigned cur_flit;          /* wormhole: next flit of that packet */
     uint64_t next_seq;
     uint32_t next_id;
     sim_rng rng;
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
+    uint32_t msg_queued;        /* message packets cut and not yet sent */
     uint64_t msg_bytes_total;   /* sink: bytes expected for the message (0 = not a destination) */
     uint64_t msg_bytes_recv;
     sim_time_ps msg_done_ps;
