@@ -80,6 +80,7 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
     if (trace) {
         sim_trace_push_scope(trace, cfg->name ? cfg->name : "nvswitch");
         s->tv_matches = sim_trace_add_var(trace, "matches", 8);
+        s->tv_copies_out = sim_trace_add_var(trace, "copies_out", 8);
         for (int i = 0; i < s->n && i < 16; i++) {
             nvs_port *p = &s->port[i];
             sim_trace_push_scopef(trace, "port%d", i);
@@ -91,6 +92,13 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             p->tv_out_valid = sim_trace_add_var(trace, "out_valid", 1);
             p->tv_out_label = sim_trace_add_string(trace, "out_flit");
             p->tv_backlog = sim_trace_add_var(trace, "held_slots", 32);
+            sim_trace_u64(trace, p->tv_backlog, 0);
+            sim_trace_u64(trace, p->tv_in_valid, 0);
+            sim_trace_u64(trace, p->tv_out_valid, 0);
+            sim_trace_u64(trace, p->tv_grant, 0);
+            sim_trace_u64(trace, p->tv_credit, 0);
+            sim_trace_str(trace, p->tv_in_label, "");
+            sim_trace_str(trace, p->tv_out_label, "");
             sim_trace_pop_scope(trace);
         }
         sim_trace_pop_scope(trace);
@@ -206,18 +214,28 @@ static void egress(nvswitch *s, int j, int i, uint64_t word)
     }
 }
 
+/* Values change only when they change (GTKWave shows runs, not per-cycle
+ * re-emits); flit labels are cleared when their valid falls. */
 static void trace_cycle(nvswitch *s)
 {
     const xbar_out *o = &s->out;
     sim_trace_u64(s->tr, s->tv_matches, (uint64_t)__builtin_popcountll(o->match_in));
+    sim_trace_u64(s->tr, s->tv_copies_out, (uint64_t)__builtin_popcountll(o->valid));
     for (int i = 0; i < s->n && i < 16; i++) {
         nvs_port *p = &s->port[i];
         uint8_t v;
         v = (uint8_t)(s->in.valid >> i & 1);
-        if (v != p->last_in_valid) { sim_trace_u64(s->tr, p->tv_in_valid, v); p->last_in_valid = v; }
+        if (v != p->last_in_valid) {
+            sim_trace_u64(s->tr, p->tv_in_valid, v);
+            if (!v) sim_trace_str(s->tr, p->tv_in_label, "");
+            p->last_in_valid = v;
+        }
         v = (uint8_t)(o->valid >> i & 1);
-        if (v != p->last_out_valid) { sim_trace_u64(s->tr, p->tv_out_valid, v); p->last_out_valid = v; }
-        if (!v) sim_trace_str(s->tr, p->tv_out_label, "");
+        if (v != p->last_out_valid) {
+            sim_trace_u64(s->tr, p->tv_out_valid, v);
+            if (!v) sim_trace_str(s->tr, p->tv_out_label, "");
+            p->last_out_valid = v;
+        }
         v = (uint8_t)(o->match_in >> i & 1);
         if (v != p->last_grant) { sim_trace_u64(s->tr, p->tv_grant, v); p->last_grant = v; }
         if (v && o->match_out[i] != p->last_grant_out) {
@@ -226,9 +244,9 @@ static void trace_cycle(nvswitch *s)
         }
         v = (uint8_t)((o->credit >> i & 1) || o->credit_extra[i]);
         if (v != p->last_credit) { sim_trace_u64(s->tr, p->tv_credit, v); p->last_credit = v; }
-        uint64_t h = 0;
+        uint32_t h = 0;
         for (int t = 0; t < s->n; t++) h += p->held[t];
-        sim_trace_u64(s->tr, p->tv_backlog, h);
+        if (h != p->last_held) { sim_trace_u64(s->tr, p->tv_backlog, h); p->last_held = h; }
     }
 }
 

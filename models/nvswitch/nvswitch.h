@@ -52,6 +52,7 @@ typedef struct nvs_port {
     /* tracing (0 when off) */
     sim_trace_var tv_in_valid, tv_out_valid, tv_grant, tv_grant_out, tv_credit, tv_in_label, tv_out_label, tv_backlog;
     uint8_t last_in_valid, last_out_valid, last_grant, last_grant_out, last_credit;
+    uint32_t last_held;
 } nvs_port;
 
 typedef struct nvswitch {
@@ -77,7 +78,7 @@ typedef struct nvswitch {
     nvs_port port[XBAR_MAX_PORTS];
     uint64_t matches, cycles_active;
     sim_trace *tr;
-    sim_trace_var tv_matches;
+    sim_trace_var tv_matches, tv_copies_out;
 } nvswitch;
 
 /* Credit pools the ingress links need for this switch configuration. */

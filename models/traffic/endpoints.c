@@ -282,6 +282,7 @@ static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         if (k->copies_left == 0) sim_fatal("endpoint: P%u.%u delivered more copies than it has", k->src, k->id);
         if (--k->copies_left == 0) tpkt_release(e->pp, k);
     }
+    if (e->stop_when_drained && e->copies_delivered == e->copies_sent) sim_stop(e->k);
     if (e->first_delivery_ps == SIM_TIME_MAX) e->first_delivery_ps = now;
     e->last_delivery_ps = now;
     tmsg_release(e->mp, m);

@@ -86,6 +86,7 @@ typedef struct tep {
     sim_clock_handler h;
     bool injecting;             /* Bernoulli sources generate while true */
     bool sending;               /* sources send queued packets while true (false: drain the network) */
+    bool stop_when_drained;     /* sim_stop once every copy sent has been delivered */
     double p_packet;
     /* totals */
     uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
