@@ -207,6 +207,13 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     c->last_fanout = 0;
     uint64_t matched_in = 0, matched_out = 0, mc_in = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
+    /* The N heads about to be read sit in N different rings, usually long out
+     * of cache: ask for all of them first so the misses overlap. */
+    for (int i = 0; i < n; i++) {
+        if (in_match[i] < 0) continue;
+        const xq *q = &c->q[voq ? i * n + in_match[i] : i];
+        __builtin_prefetch(&q->buf[q->head], 1);
+    }
     for (int i = 0; i < n; i++) {
         if (in_match[i] < 0) continue;
         int j = in_match[i];
