@@ -123,7 +123,7 @@ void nvswitch_free(nvswitch *s)
     free(s);
 }
 
-static void stage_push(nvs_port *p, uint64_t word, sim_time_ps at)
+static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at)
 {
     if (p->st_len == p->st_cap) {
         uint32_t cap = p->st_cap ? 2 * p->st_cap : 64;
@@ -137,6 +137,7 @@ static void stage_push(nvs_port *p, uint64_t word, sim_time_ps at)
     }
     nvs_stage *e = &p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)];
     e->word = word;
+    e->dest_mask = mask;
     e->arrive_ps = at;
 }
 
@@ -163,7 +164,7 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     const tpkt *k = tpkt_at(s->pp, m->pkt);
     const sim_time_ps now = sim_now(s->k);
     for (unsigned f = m->first; f < (unsigned)m->first + m->count; f++) {
-        stage_push(p, tflit_word(k, f), now);
+        stage_push(p, tflit_word(k, f), k->dest_mask, now);
         hold_slots(s, p, k, +1);
     }
     s->stage_mask |= 1ULL << p->idx;
@@ -190,27 +191,29 @@ static inline void free_slot(nvswitch *s, int i, unsigned type, uint32_t n)
 static void egress(nvswitch *s, int j, int i, uint64_t word)
 {
     nvs_port *p = &s->port[j];
-    const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
-    unsigned f = tflit_index(word);
-    if (k->src != i || !(k->dest_mask >> j & 1))
-        sim_fatal("%s: flit P%u.%u f%u driven on output %d from input %d", s->cfg.name, k->src, k->id, f, j, i);
+    const unsigned f = tflit_index(word), nflits = tflit_nflits(word);
+    if (tflit_src(word) != (unsigned)i)
+        sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
     p->flits_out++;
     s->copies_in_core--;
-    if (p->tv_out_label) sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, f, k->nflits);
+    if (p->tv_out_label) {
+        const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
+        sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, f, k->nflits);
+    }
     if (!s->cfg.saf) {
-        sim_link_send(p->out, tmsg_alloc(s->mp, k->idx, f, 1), (uint32_t)s->cfg.flit_bytes);
+        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), (uint32_t)s->cfg.flit_bytes);
         return;
     }
     /* Store-and-forward egress: flits of one (input, output) pair arrive in
      * order, so a counter per pair reassembles the packet; the whole packet
      * then goes down the output link as one message. */
     uint16_t *c = &s->reasm[i * s->n + j];
-    if (f != *c) sim_fatal("%s: output %d got flit %u of P%u.%u, expected %u", s->cfg.name, j, f, k->src, k->id, *c);
+    if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
     s->copies_reasm++;
-    if (++*c == k->nflits) {
+    if (++*c == nflits) {
         *c = 0;
-        s->copies_reasm -= k->nflits;
-        sim_link_send(p->out, tmsg_alloc(s->mp, k->idx, 0, k->nflits), (uint32_t)k->nflits * (uint32_t)s->cfg.flit_bytes);
+        s->copies_reasm -= nflits;
+        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
     }
 }
 
@@ -282,15 +285,17 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         nvs_port *p = &s->port[i];
         nvs_stage *e = &p->stage[p->st_head];
         if (e->arrive_ps >= now) continue;
-        const tpkt *k = tpkt_at(s->pp, tflit_pkt(e->word));
         s->in.valid |= 1ULL << i;
         s->in.in[i].data = e->word;
-        s->in.in[i].dest_mask = k->dest_mask;
-        uint64_t copies = (uint64_t)__builtin_popcountll(k->dest_mask);
+        s->in.in[i].dest_mask = e->dest_mask;
+        uint64_t copies = (uint64_t)__builtin_popcountll(e->dest_mask);
         s->copies_in_core += copies;
         s->slots_held += s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies;
         p->flits_in++;
-        if (p->tv_in_label) sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(e->word), k->nflits);
+        if (p->tv_in_label) {
+            const tpkt *k = tpkt_at(s->pp, tflit_pkt(e->word));
+            sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(e->word), k->nflits);
+        }
         p->st_head = (p->st_head + 1) & (p->st_cap - 1);
         if (--p->st_len == 0) s->stage_mask &= ~(1ULL << i);
     }
@@ -324,10 +329,8 @@ uint64_t nvswitch_copies_inside(const nvswitch *s)
     uint64_t c = s->copies_in_core + s->copies_reasm;
     for (int i = 0; i < s->n; i++) {
         const nvs_port *p = &s->port[i];
-        for (uint32_t q = 0; q < p->st_len; q++) {
-            const tpkt *k = tpkt_at(s->pp, tflit_pkt(p->stage[(p->st_head + q) & (p->st_cap - 1)].word));
-            c += (uint64_t)__builtin_popcountll(k->dest_mask);
-        }
+        for (uint32_t q = 0; q < p->st_len; q++)
+            c += (uint64_t)__builtin_popcountll(p->stage[(p->st_head + q) & (p->st_cap - 1)].dest_mask);
     }
     return c;
 }

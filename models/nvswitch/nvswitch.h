@@ -36,7 +36,7 @@ typedef void *(*nvswitch_rtl_new_fn)(const xbar_core_cfg *cfg, sim_trace *trace,
 void nvswitch_register_rtl(nvswitch_rtl_new_fn fn);
 bool nvswitch_rtl_available(void);
 
-typedef struct nvs_stage { uint64_t word; sim_time_ps arrive_ps; } nvs_stage;
+typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; } nvs_stage;
 
 struct nvswitch;
 

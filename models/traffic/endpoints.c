@@ -110,6 +110,7 @@ static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_
     p->generated_flits += nflits;
     e->flits_generated += nflits;
     int qi = queue_of(e, mask);
+    if (ring_empty(&p->q[qi])) p->head_flits[qi] = (uint16_t)nflits;
     ring_push(&p->q[qi], k->idx);
     if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
     return k;
@@ -172,8 +173,15 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
         }
         for (uint64_t m = pass == 0 ? hi : lo; m; m &= m - 1) {
             int qi = __builtin_ctzll(m);
-            const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[qi]));
-            if (credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : 1)) return qi;
+            /* a unicast queue: one destination pool (or the input's pool) decides */
+            uint32_t need = e->cfg.saf ? p->head_flits[qi] : 1;
+            bool ok;
+            switch (e->cfg.credit_mode) {
+            case TEP_CREDIT_NONE: ok = true; break;
+            case TEP_CREDIT_PER_DEST: ok = sim_link_can_send(p->tx, (unsigned)qi, need); break;
+            default: ok = sim_link_can_send(p->tx, 0, need); break;
+            }
+            if (ok) return qi;
         }
     }
     return -1;
@@ -227,6 +235,7 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
             p->cur_flit = 0;
             p->cur_q = -1;
             ring_pop(r);
+            if (!ring_empty(r)) p->head_flits[qi] = tpkt_at(e->pp, ring_head(r))->nflits;
             if (k->msg) p->msg_queued--;
             if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
             if (!e->cfg.src_voq && ring_empty(r)) p->q_mask = 0;

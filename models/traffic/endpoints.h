@@ -57,6 +57,7 @@ typedef struct tep_port {
      * one queue, so the source keeps per-flow order. */
     tep_ring q[TEP_QUEUES];
     uint64_t q_mask;            /* non-empty destination queues */
+    uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
     int rr;                     /* queue looked at first next time (0..TEP_QUEUES-1) */
     int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
     unsigned cur_flit;          /* wormhole: next flit of that packet */

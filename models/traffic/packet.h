@@ -39,9 +39,17 @@ tpkt *tpkt_alloc(tpkt_pool *p);
 void tpkt_release(tpkt_pool *p, tpkt *k);
 static inline tpkt *tpkt_at(const tpkt_pool *p, uint32_t idx) { return &p->chunks[idx / TPKT_CHUNK][idx % TPKT_CHUNK]; }
 
-static inline uint64_t tflit_word(const tpkt *k, unsigned flit) { return (uint64_t)k->idx << 8 | flit; }
-static inline uint32_t tflit_pkt(uint64_t word) { return (uint32_t)(word >> 8); }
+/* Flit word: flit index [7:0], packet flits [15:8], source port [23:16],
+ * packet pool index [55:24]. What a switch needs per flit travels in the word,
+ * so the packet record (likely out of cache) is read only at the ends. */
+static inline uint64_t tflit_word(const tpkt *k, unsigned flit)
+{
+    return (uint64_t)k->idx << 24 | (uint64_t)(k->src & 0xff) << 16 | (uint64_t)(k->nflits & 0xff) << 8 | (flit & 0xff);
+}
+static inline uint32_t tflit_pkt(uint64_t word) { return (uint32_t)(word >> 24); }
 static inline unsigned tflit_index(uint64_t word) { return (unsigned)(word & 0xff); }
+static inline unsigned tflit_nflits(uint64_t word) { return (unsigned)(word >> 8 & 0xff); }
+static inline unsigned tflit_src(uint64_t word) { return (unsigned)(word >> 16 & 0xff); }
 
 /* What a link carries: flits [first, first+count) of one packet (one flit in
  * wormhole mode, the whole packet in store-and-forward mode). Pooled too. */
