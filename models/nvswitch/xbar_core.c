@@ -181,6 +181,15 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
     xpipe *slot = &c->pipe[c->t % (uint64_t)c->cfg.latency];
 
+    /* This cycle's writes go to rings chosen at random among N*N: start
+     * fetching their descriptors now, they are needed after the allocation. */
+    if (voq)
+        for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            uint64_t dm = in->in[i].dest_mask;
+            if (dm && !(dm & (dm - 1))) __builtin_prefetch(&c->q[i * n + __builtin_ctzll(dm)], 1);
+        }
+
     /* Outputs of this cycle: flits matched in t-L, credits of slots freed in t-1. */
     out->valid = slot->valid;
     for (uint64_t m = slot->valid; m; m &= m - 1) {
@@ -214,6 +223,15 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         const xq *q = &c->q[voq ? i * n + in_match[i] : i];
         __builtin_prefetch(&q->buf[q->head], 1);
     }
+    /* ... and the slots the writes will fill (their descriptors arrived during the allocation). */
+    if (voq)
+        for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            uint64_t dm = in->in[i].dest_mask;
+            if (!dm || (dm & (dm - 1))) continue;
+            const xq *q = &c->q[i * n + __builtin_ctzll(dm)];
+            if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
+        }
     for (int i = 0; i < n; i++) {
         if (in_match[i] < 0) continue;
         int j = in_match[i];
