@@ -12,12 +12,12 @@
  * the entries in notification order. Notifying many events for the same time
  * (a clock edge, T tokens one hop ahead) is then an append, not a heap
  * operation. Within a slot, entries fire in (priority, seq) order, so
- * same-time order is specified, never accidental. Events use fn = event_fire
- * with tag = the event's timed_seq, so a cancelled or superseded entry is
- * skipped lazily. */
+ * same-time order is specified, never accidental. An event's entry has
+ * fn = NULL and its key is copied into the event's timed_seq, so a cancelled
+ * or superseded entry is recognised and skipped lazily. */
 typedef struct timed_entry {
     uint64_t key;             /* (priority + 128) << 56 | seq */
-    sim_timed_fn fn;
+    sim_timed_fn fn;          /* NULL: obj is a sim_event to trigger */
     void *obj;
     uint64_t tag;
 } timed_entry;
@@ -45,10 +45,13 @@ struct sim_kernel {
     size_t tab_cap, tab_len;  /* tab_cap is a power of two */
     time_slot **free_slots;
     size_t n_free, cap_free;
-    time_slot *last_slot;     /* the slot of the last push: most pushes go there again */
-    /* evaluate: runnable FIFO */
+    time_slot *last_slot;     /* the slot of the last push (most pushes go there again); never NULL */
+    time_slot no_slot;        /* last_slot when there is none: full (n == cap == 0), so never appended to */
     /* runnable processes and delta-notified events: intrusive FIFO lists
-     * (the links live in the structs each step touches anyway) */
+     * (the links live in the structs each step touches anyway). The last
+     * element's link is not kept NULL: a phase cuts the list off whole and
+     * terminates it then, so appending is two stores. The head is NULL
+     * exactly when the list is empty. */
     sim_process *run_head, **run_tailp;
     sim_process *running;
     /* update requests, FIFO */
@@ -106,6 +109,7 @@ sim_kernel *sim_kernel_new(void)
     if (!k) sim_fatal("out of memory");
     k->run_tailp = &k->run_head;
     k->delta_tailp = &k->delta_head;
+    k->last_slot = &k->no_slot;
     return k;
 }
 
@@ -225,7 +229,7 @@ static time_slot *heap_take_top(sim_kernel *k)
     }
     if (n) k->heap[i] = last;
     tab_remove(k, top->t);
-    if (k->last_slot == top) k->last_slot = NULL;
+    if (k->last_slot == top) k->last_slot = &k->no_slot;
     return top;
 }
 
@@ -240,10 +244,13 @@ static void slot_release(sim_kernel *k, time_slot *slot)
     k->free_slots[k->n_free++] = slot;
 }
 
-static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, sim_timed_fn fn, void *obj, uint64_t tag)
+/* Appends an entry at time t: finds or makes the slot, grows it. The common
+ * case (the same time as the last push, room left) is inlined in
+ * sim_event_notify_at. */
+static void timed_push(sim_kernel *k, sim_time_ps t, uint64_t key, sim_timed_fn fn, void *obj, uint64_t tag)
 {
     time_slot *slot = k->last_slot;
-    if (!slot || slot->t != t) {
+    if (slot->t != t || slot == &k->no_slot) {
         slot = tab_find(k, t);
         if (!slot) {
             if (k->n_free) slot = k->free_slots[--k->n_free];
@@ -259,25 +266,26 @@ static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, sim_timed_fn f
         slot->v = xrealloc(slot->v, slot->cap * sizeof *slot->v);
     }
     timed_entry *e = &slot->v[slot->n++];
-    e->key = ((uint64_t)(uint8_t)(prio + 128) << 56) | k->seq++;
+    e->key = key;
     e->fn = fn;
     e->obj = obj;
     e->tag = tag;
-    if (prio) slot->has_priority = true;
+    if (key >> 56 != 128) slot->has_priority = true;
 }
+
+static inline uint64_t timed_key(sim_kernel *k, int8_t prio) { return ((uint64_t)(uint8_t)(prio + 128) << 56) | k->seq++; }
 
 void sim_schedule_callback(sim_kernel *k, sim_time_ps delay_ps, int8_t priority, sim_timed_fn fn, void *obj, uint64_t tag)
 {
-    timed_push(k, k->now + delay_ps, priority, fn, obj, tag);
+    if (!fn) sim_fatal("sim_schedule_callback: NULL callback");
+    timed_push(k, k->now + delay_ps, timed_key(k, priority), fn, obj, tag);
 }
-
-static void event_fire(void *obj, uint64_t tag);
 
 static inline bool entry_live(const timed_entry *e)
 {
-    if (e->fn != event_fire) return true;
+    if (e->fn) return true;
     const sim_event *ev = e->obj;
-    return ev->pending == SIM_NOTIFY_TIMED && ev->timed_seq == e->tag;
+    return ev->pending == SIM_NOTIFY_TIMED && ev->timed_seq == e->key;
 }
 
 sim_time_ps sim_next_time(sim_kernel *k)
@@ -298,23 +306,24 @@ static int entry_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Fires every entry at the earliest time (the caller has set now to it). */
-static void fire_slot(sim_kernel *k)
-{
-    time_slot *slot = heap_take_top(k);
-    if (slot->has_priority) qsort(slot->v, slot->n, sizeof *slot->v, entry_cmp);
-    for (size_t i = 0; i < slot->n; i++) slot->v[i].fn(slot->v[i].obj, slot->v[i].tag);
-    slot_release(k, slot);
-}
-
 /* --- processes and events ------------------------------------------------ */
-static inline void make_runnable(sim_kernel *k, sim_process *p)
+static inline void run_append(sim_kernel *k, sim_process *p)
 {
-    if (p->queued) return;
-    p->queued = 1;
-    p->run_next = NULL;
+    p->state |= SIM_PROC_QUEUED;
     *k->run_tailp = p;
     k->run_tailp = &p->run_next;
+}
+
+static inline void make_runnable(sim_kernel *k, sim_process *p)
+{
+    if (!(p->state & SIM_PROC_QUEUED)) run_append(k, p);
+}
+
+/* The fast trigger applies when exactly one process is statically sensitive
+ * and none waits dynamically; recomputed whenever those lists change. */
+static inline void event_update_simple(sim_event *e)
+{
+    e->simple = e->sens1 && !e->static_sens && !e->dyn_head;
 }
 
 static void unlink_dynamic(sim_process *p)
@@ -329,34 +338,61 @@ static void unlink_dynamic(sim_process *p)
     }
     p->dyn_next = NULL;
     p->dyn_event = NULL;
+    event_update_simple(e);
 }
 
-static void trigger_dynamic(sim_kernel *k, sim_event *e)
+/* Every case but the fast one: no, several static processes, dynamic waiters. */
+static void trigger_general(sim_kernel *k, sim_event *e)
 {
-    sim_process *p = e->dyn_head;
+    sim_process *p = e->sens1;
+    if (p && !p->state) run_append(k, p);
+    for (sim_sens_node *n = e->static_sens; n; n = n->next)
+        if (!n->proc->state) run_append(k, n->proc);
+    p = e->dyn_head;
+    if (!p) return;
     e->dyn_head = NULL;
+    event_update_simple(e);
     while (p) {
         sim_process *next = p->dyn_next;
         p->dyn_next = NULL;
         p->dyn_event = NULL;
-        p->dynamic = 0;
+        p->state &= (uint8_t)~SIM_PROC_DYNAMIC;
         if (p->timeout && e != p->timeout && p->timeout->pending) sim_event_cancel(p->timeout);
         make_runnable(k, p);
         p = next;
     }
 }
 
-/* The hot path: one statically sensitive process, no dynamic waiters. A
- * process never re-triggers itself by an immediate notification (SystemC). */
+/* The hot path: one statically sensitive process, no dynamic waiters; it
+ * wakes unless already runnable or waiting on a dynamic trigger (state 0).
+ * A process never re-triggers itself by an immediate notification (SystemC). */
 static inline void trigger(sim_kernel *k, sim_event *e)
 {
     e->pending = SIM_NOTIFY_NONE;
     e->triggers++;
-    sim_process *p = e->sens1;
-    if (p && !p->dynamic) make_runnable(k, p);
-    for (sim_sens_node *n = e->static_sens; n; n = n->next)
-        if (!n->proc->dynamic) make_runnable(k, n->proc);
-    if (e->dyn_head) trigger_dynamic(k, e);
+    if (__builtin_expect(e->simple, 1)) {
+        sim_process *p = e->sens1;
+        if (!p->state) run_append(k, p);
+    } else {
+        trigger_general(k, e);
+    }
+}
+
+/* Fires every entry at the earliest time (the caller has set now to it). */
+static void fire_slot(sim_kernel *k)
+{
+    time_slot *slot = heap_take_top(k);
+    if (slot->has_priority) qsort(slot->v, slot->n, sizeof *slot->v, entry_cmp);
+    for (size_t i = 0; i < slot->n; i++) {
+        const timed_entry *en = &slot->v[i];
+        if (!en->fn) {
+            sim_event *e = en->obj;
+            if (e->pending == SIM_NOTIFY_TIMED && e->timed_seq == en->key) trigger(k, e);
+        } else {
+            en->fn(en->obj, en->tag);
+        }
+    }
+    slot_release(k, slot);
 }
 
 void sim_event_init(sim_event *e, sim_kernel *k, const char *name)
@@ -370,14 +406,19 @@ void sim_event_notify(sim_event *e)
 {
     /* Immediate: cancels any pending notification and triggers now (SystemC).
      * The running process is not re-triggered by its own notification: it is
-     * marked queued for the moment, so make_runnable passes it over. */
+     * marked queued for the moment, so the trigger passes it over. */
     sim_kernel *k = e->k;
     if (e->pending) sim_event_cancel(e);
     sim_process *self = k->running;
-    uint8_t was_queued = self ? self->queued : 0;
-    if (self) self->queued = 1;
+    if (!self) {
+        trigger(k, e);
+        return;
+    }
+    uint8_t was_queued = self->state & SIM_PROC_QUEUED;
+    self->state |= SIM_PROC_QUEUED;
     trigger(k, e);
-    if (self) self->queued = was_queued;
+    /* keep what the trigger did to the dynamic bit (its own dynamic event consumes the wait) */
+    self->state = (uint8_t)((self->state & ~SIM_PROC_QUEUED) | was_queued);
 }
 
 void sim_event_notify_delta(sim_event *e)
@@ -385,7 +426,6 @@ void sim_event_notify_delta(sim_event *e)
     sim_kernel *k = e->k;
     if (e->pending == SIM_NOTIFY_DELTA) return;
     e->pending = SIM_NOTIFY_DELTA;    /* delta beats a pending timed one (its entry goes stale) */
-    e->delta_next = NULL;
     *k->delta_tailp = e;
     k->delta_tailp = &e->delta_next;
 }
@@ -397,13 +437,25 @@ void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps)
         return;
     }
     sim_kernel *k = e->k;
-    if (e->pending == SIM_NOTIFY_DELTA) return;                    /* delta beats timed */
     sim_time_ps t = k->now + delay_ps;
-    if (e->pending == SIM_NOTIFY_TIMED && e->when_ps <= t) return; /* an earlier one stands */
+    if (e->pending) {
+        if (e->pending == SIM_NOTIFY_DELTA) return;                /* delta beats timed */
+        if (e->when_ps <= t) return;                               /* an earlier one stands */
+    }
+    uint64_t key = timed_key(k, e->priority);
     e->pending = SIM_NOTIFY_TIMED;
     e->when_ps = t;
-    e->timed_seq = k->seq;                                         /* the seq timed_push will use */
-    timed_push(k, t, e->priority, event_fire, e, e->timed_seq);
+    e->timed_seq = key;
+    time_slot *slot = k->last_slot;
+    if (__builtin_expect(slot->t == t && slot->n < slot->cap, 1)) {   /* the common case: append */
+        timed_entry *en = &slot->v[slot->n++];
+        en->key = key;
+        en->fn = NULL;
+        en->obj = e;
+        if (e->priority) slot->has_priority = true;
+    } else {
+        timed_push(k, t, key, NULL, e, 0);
+    }
 }
 
 void sim_event_cancel(sim_event *e)
@@ -412,16 +464,14 @@ void sim_event_cancel(sim_event *e)
         sim_kernel *k = e->k;
         sim_event **pp = &k->delta_head;
         while (*pp != e) pp = &(*pp)->delta_next;
-        *pp = e->delta_next;
-        if (k->delta_tailp == &e->delta_next) k->delta_tailp = pp;
+        if (k->delta_tailp == &e->delta_next) {   /* the last one (its link is not kept NULL) */
+            k->delta_tailp = pp;
+            *pp = NULL;                             /* the head stays NULL when the list is empty */
+        } else {
+            *pp = e->delta_next;
+        }
     }
     e->pending = SIM_NOTIFY_NONE;    /* a timed-queue entry goes stale and is skipped */
-}
-
-static void event_fire(void *obj, uint64_t tag)
-{
-    sim_event *e = obj;
-    if (e->pending == SIM_NOTIFY_TIMED && e->timed_seq == tag) trigger(e->k, e);
 }
 
 void sim_method_init(sim_process *p, sim_kernel *k, const char *name, sim_method_fn fn, void *ctx)
@@ -444,12 +494,16 @@ void sim_dont_initialize(sim_process *p)
 {
     p->initialize = 0;
     sim_kernel *k = p->k;
-    if (p->queued && k->started) {   /* created while running (call right after sim_method_init): withdraw it */
+    if ((p->state & SIM_PROC_QUEUED) && k->started) {   /* created while running (call right after sim_method_init): withdraw it */
         sim_process **pp = &k->run_head;
         while (*pp != p) pp = &(*pp)->run_next;
-        *pp = p->run_next;
-        if (k->run_tailp == &p->run_next) k->run_tailp = pp;
-        p->queued = 0;
+        if (k->run_tailp == &p->run_next) {   /* the last one (its link is not kept NULL) */
+            k->run_tailp = pp;
+            *pp = NULL;                         /* the head stays NULL when the list is empty */
+        } else {
+            *pp = p->run_next;
+        }
+        p->state &= (uint8_t)~SIM_PROC_QUEUED;
     }
 }
 
@@ -458,6 +512,7 @@ void sim_sensitive(sim_process *p, sim_event *e)
     sim_kernel *k = p->k;
     if (!e->sens1) {
         e->sens1 = p;
+        event_update_simple(e);
         return;
     }
     if (k->n_node_blocks == 0 || k->node_used == NODE_BLOCK) {
@@ -472,6 +527,7 @@ void sim_sensitive(sim_process *p, sim_event *e)
     sim_sens_node **tail = &e->static_sens;
     while (*tail) tail = &(*tail)->next;
     *tail = n;
+    e->simple = 0;
 }
 
 void sim_next_trigger(sim_kernel *k, sim_event *e)
@@ -483,12 +539,13 @@ void sim_next_trigger(sim_kernel *k, sim_event *e)
         unlink_dynamic(p);
         if (old == p->timeout) sim_event_cancel(p->timeout);
     }
-    p->dynamic = 1;
+    p->state |= SIM_PROC_DYNAMIC;
     p->dyn_event = e;
     p->dyn_next = NULL;
     sim_process **tail = &e->dyn_head;     /* waiter lists are short: append by walking */
     while (*tail) tail = &(*tail)->dyn_next;
     *tail = p;
+    e->simple = 0;
 }
 
 void sim_next_trigger_at(sim_kernel *k, sim_time_ps delay_ps)
@@ -518,17 +575,23 @@ void sim_request_update(sim_kernel *k, sim_prim_channel *ch)
 /* --- the scheduler --------------------------------------------------------- */
 static void evaluate(sim_kernel *k)
 {
-    /* Immediate notifications append to the list while it is being walked. */
+    /* Immediate notifications append to a fresh list while a batch runs; they
+     * run after it, in the same evaluate phase. */
     uint64_t ran = 0;
     sim_process *p;
     while ((p = k->run_head)) {
-        if (!(k->run_head = p->run_next)) k->run_tailp = &k->run_head;
-        else __builtin_prefetch(k->run_head->ctx);   /* the next model's state, while this one runs */
-        p->queued = 0;
-        k->running = p;
-        p->activations++;
-        ran++;
-        p->fn(p->ctx);
+        *k->run_tailp = NULL;
+        k->run_head = NULL;
+        k->run_tailp = &k->run_head;
+        do {
+            sim_process *next = p->run_next;
+            p->state = 0;                     /* was exactly QUEUED: a queued process never waits dynamically */
+            k->running = p;
+            p->activations++;
+            ran++;
+            p->fn(p->ctx);
+            p = next;
+        } while (p);
     }
     k->activations += ran;
     k->running = NULL;
@@ -550,14 +613,15 @@ static void delta_notify(sim_kernel *k)
 {
     /* Triggering only makes processes runnable; it never notifies events. */
     sim_event *e = k->delta_head;
+    if (!e) return;
+    *k->delta_tailp = NULL;
     k->delta_head = NULL;
     k->delta_tailp = &k->delta_head;
-    while (e) {
+    do {
         sim_event *next = e->delta_next;
-        if (next) __builtin_prefetch(next->sens1);
         trigger(k, e);
         e = next;
-    }
+    } while (e);
 }
 
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)

@@ -49,28 +49,34 @@ typedef struct sim_sens_node {
     struct sim_sens_node *next;
 } sim_sens_node;
 
-struct sim_event {            /* hot fields first: one cache line for the common trigger */
+struct sim_event {            /* hot first: a trigger reads the first 40 bytes, a timed notification 56 */
     uint8_t pending;          /* enum sim_notify_kind */
     int8_t priority;          /* same-time order: lower first (default 0) */
+    uint8_t simple;           /* kernel: exactly one static process and no dynamic waiters (the fast trigger) */
     sim_event *delta_next;    /* the kernel's delta list, while pending == DELTA */
     sim_process *sens1;       /* first statically sensitive process (the common case: one) */
-    sim_sens_node *static_sens; /* the others, in the order they were made sensitive */
-    sim_process *dyn_head;    /* processes waiting on this event once (next_trigger), FIFO */
     sim_kernel *k;
     uint64_t triggers;        /* how many times it fired (tests, statistics) */
     sim_time_ps when_ps;      /* valid when pending == TIMED */
-    uint64_t timed_seq;       /* identifies the live timed-queue entry (lazy cancel) */
+    uint64_t timed_seq;       /* kernel: identifies the live timed-queue entry (lazy cancel) */
+    /* cold: touched only by the rarer cases */
+    sim_sens_node *static_sens; /* the other static processes, in the order they were made sensitive */
+    sim_process *dyn_head;    /* processes waiting on this event once (next_trigger), FIFO */
     const char *name;
 };
 
-struct sim_process {          /* hot fields first */
+/* sim_process.state bits: at most one is set outside the kernel's own
+ * bookkeeping (a queued process is never waiting on a dynamic trigger). */
+enum { SIM_PROC_QUEUED = 1, SIM_PROC_DYNAMIC = 2 };
+
+struct sim_process {          /* hot first: running and waking a process touch the first 40 bytes */
     sim_method_fn fn;
     void *ctx;
-    uint8_t queued;           /* on the runnable list */
-    uint8_t dynamic;          /* static sensitivity suspended until the dynamic trigger fires */
-    uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
     sim_process *run_next;    /* the kernel's runnable list, while queued */
     uint64_t activations;     /* how many times it ran */
+    uint8_t state;            /* 0 = idle (static sensitivity applies), else SIM_PROC_* bits */
+    uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
+    /* cold */
     sim_kernel *k;
     sim_process *dyn_next;    /* list of an event's dynamic waiters */
     sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
