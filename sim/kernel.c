@@ -13,10 +13,12 @@
  * (a clock edge, T tokens one hop ahead) is then an append, not a heap
  * operation. Within a slot, entries fire in (priority, seq) order, so
  * same-time order is specified, never accidental. An event's entry has
- * fn = NULL and its key is copied into the event's timed_seq, so a cancelled
- * or superseded entry is recognised and skipped lazily. */
+ * fn = NULL; the event records the time and index of its live entry, so a
+ * cancelled or superseded entry is recognised and skipped lazily. (A slot
+ * for time t is made at most once while a live entry could point into it:
+ * it is dropped early only when every entry in it is dead.) */
 typedef struct timed_entry {
-    uint64_t key;             /* (priority + 128) << 56 | seq */
+    uint64_t key;             /* (priority + 128) << 56 | index in the slot: appended in notification order */
     sim_timed_fn fn;          /* NULL: obj is a sim_event to trigger */
     void *obj;
     uint64_t tag;
@@ -29,6 +31,20 @@ typedef struct time_slot {
     bool has_priority;        /* some entry has a non-default priority: sort before firing */
 } time_slot;
 
+/* The cold parts of events and processes (see kernel.h). */
+struct sim_event_more {
+    sim_sens_node *static_sens; /* static processes after sens1, in the order they were made sensitive */
+    sim_process *dyn_head;    /* processes waiting on this event once (next_trigger), FIFO */
+};
+
+struct sim_process_cold {
+    sim_kernel *k;
+    const char *name;
+    sim_process *dyn_next;    /* list of an event's dynamic waiters */
+    sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
+    sim_event *timeout;       /* next_trigger(delay) fires this; made on first use */
+};
+
 typedef struct slot_ref {
     sim_time_ps t;
     time_slot *slot;          /* NULL = empty bucket */
@@ -36,7 +52,6 @@ typedef struct slot_ref {
 
 struct sim_kernel {
     sim_time_ps now;
-    uint64_t seq;
     uint64_t deltas, activations;
     /* timed queue: a min-heap of slots, a time -> slot hash, a free list */
     time_slot **heap;
@@ -61,18 +76,18 @@ struct sim_kernel {
     /* every process, for the initialisation phase */
     sim_process **procs;
     size_t n_procs, cap_procs;
-    /* static sensitivity nodes, allocated in blocks and freed with the kernel */
-    sim_sens_node **node_blocks;
-    size_t n_node_blocks, node_used;
+    /* kernel-owned small records (sensitivity nodes, cold parts of events and
+     * processes, timeout events): bump-allocated in chunks, freed with the kernel */
+    void **chunks;
+    size_t n_chunks;
+    char *chunk_pos, *chunk_end;
     bool started, stop_requested;
     struct sim_trace *trace;
-    sim_event **timeouts;     /* processes' next_trigger_at events, freed with the kernel */
-    size_t n_timeouts;
     void (*time_hook)(void *, sim_time_ps);
     void *time_hook_ctx;
 };
 
-#define NODE_BLOCK 256
+#define CHUNK_BYTES 16384
 
 _Noreturn void sim_fatal(const char *fmt, ...)
 {
@@ -116,8 +131,8 @@ sim_kernel *sim_kernel_new(void)
 void sim_kernel_free(sim_kernel *k)
 {
     if (!k) return;
-    for (size_t i = 0; i < k->n_node_blocks; i++) free(k->node_blocks[i]);
-    free(k->node_blocks);
+    for (size_t i = 0; i < k->n_chunks; i++) free(k->chunks[i]);
+    free(k->chunks);
     for (size_t i = 0; i < k->heap_len; i++) {
         free(k->heap[i]->v);
         free(k->heap[i]);
@@ -127,12 +142,26 @@ void sim_kernel_free(sim_kernel *k)
         free(k->free_slots[i]);
     }
     free(k->free_slots);
-    for (size_t i = 0; i < k->n_timeouts; i++) free(k->timeouts[i]);
-    free(k->timeouts);
     free(k->tab);
     free(k->heap);
     free(k->procs);
     free(k);
+}
+
+/* Zeroed, pointer-aligned memory owned by the kernel. */
+static void *kernel_alloc(sim_kernel *k, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if ((size_t)(k->chunk_end - k->chunk_pos) < n) {
+        size_t sz = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+        k->chunks = xrealloc(k->chunks, (k->n_chunks + 1) * sizeof *k->chunks);
+        k->chunk_pos = k->chunks[k->n_chunks++] = xrealloc(NULL, sz);
+        k->chunk_end = k->chunk_pos + sz;
+    }
+    void *p = k->chunk_pos;
+    k->chunk_pos += n;
+    memset(p, 0, n);
+    return p;
 }
 
 sim_time_ps sim_now(const sim_kernel *k) { return k->now; }
@@ -244,10 +273,12 @@ static void slot_release(sim_kernel *k, time_slot *slot)
     k->free_slots[k->n_free++] = slot;
 }
 
+static inline uint64_t timed_key(int8_t prio, uint32_t index) { return ((uint64_t)(uint8_t)(prio + 128) << 56) | index; }
+
 /* Appends an entry at time t: finds or makes the slot, grows it. The common
  * case (the same time as the last push, room left) is inlined in
  * sim_event_notify_at. */
-static void timed_push(sim_kernel *k, sim_time_ps t, uint64_t key, sim_timed_fn fn, void *obj, uint64_t tag)
+static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, sim_timed_fn fn, void *obj, uint64_t tag)
 {
     time_slot *slot = k->last_slot;
     if (slot->t != t || slot == &k->no_slot) {
@@ -265,27 +296,32 @@ static void timed_push(sim_kernel *k, sim_time_ps t, uint64_t key, sim_timed_fn 
         slot->cap = slot->cap ? 2 * slot->cap : 8;
         slot->v = xrealloc(slot->v, slot->cap * sizeof *slot->v);
     }
-    timed_entry *e = &slot->v[slot->n++];
-    e->key = key;
+    uint32_t index = (uint32_t)slot->n++;
+    timed_entry *e = &slot->v[index];
+    e->key = timed_key(prio, index);
     e->fn = fn;
     e->obj = obj;
     e->tag = tag;
-    if (key >> 56 != 128) slot->has_priority = true;
+    if (prio) slot->has_priority = true;
+    if (!fn) ((sim_event *)obj)->timed_index = index;
 }
-
-static inline uint64_t timed_key(sim_kernel *k, int8_t prio) { return ((uint64_t)(uint8_t)(prio + 128) << 56) | k->seq++; }
 
 void sim_schedule_callback(sim_kernel *k, sim_time_ps delay_ps, int8_t priority, sim_timed_fn fn, void *obj, uint64_t tag)
 {
     if (!fn) sim_fatal("sim_schedule_callback: NULL callback");
-    timed_push(k, k->now + delay_ps, timed_key(k, priority), fn, obj, tag);
+    timed_push(k, k->now + delay_ps, priority, fn, obj, tag);
 }
 
-static inline bool entry_live(const timed_entry *e)
+/* An event's entry in the slot for time t is live when the event is still
+ * pending at t with this entry's index. */
+static inline bool event_entry_live(const sim_event *ev, sim_time_ps t, uint64_t key)
 {
-    if (e->fn) return true;
-    const sim_event *ev = e->obj;
-    return ev->pending == SIM_NOTIFY_TIMED && ev->timed_seq == e->key;
+    return ev->pending == SIM_NOTIFY_TIMED && ev->when_ps == t && ev->timed_index == (uint32_t)key;
+}
+
+static inline bool entry_live(const timed_entry *e, sim_time_ps t)
+{
+    return e->fn || event_entry_live(e->obj, t, e->key);
 }
 
 sim_time_ps sim_next_time(sim_kernel *k)
@@ -294,7 +330,7 @@ sim_time_ps sim_next_time(sim_kernel *k)
     while (k->heap_len) {
         time_slot *top = k->heap[0];
         for (size_t i = 0; i < top->n; i++)
-            if (entry_live(&top->v[i])) return top->t;
+            if (entry_live(&top->v[i], top->t)) return top->t;
         slot_release(k, heap_take_top(k));
     }
     return SIM_TIME_MAX;
@@ -323,21 +359,28 @@ static inline void make_runnable(sim_kernel *k, sim_process *p)
  * and none waits dynamically; recomputed whenever those lists change. */
 static inline void event_update_simple(sim_event *e)
 {
-    e->simple = e->sens1 && !e->static_sens && !e->dyn_head;
+    e->simple = e->sens1 && (!e->more || (!e->more->static_sens && !e->more->dyn_head));
+}
+
+static struct sim_event_more *event_more(sim_event *e)
+{
+    if (!e->more) e->more = kernel_alloc(e->k, sizeof *e->more);
+    return e->more;
 }
 
 static void unlink_dynamic(sim_process *p)
 {
-    sim_event *e = p->dyn_event;
+    struct sim_process_cold *c = p->cold;
+    sim_event *e = c->dyn_event;
     if (!e) return;
     sim_process *prev = NULL;
-    for (sim_process *q = e->dyn_head; q; prev = q, q = q->dyn_next) {
+    for (sim_process *q = e->more->dyn_head; q; prev = q, q = q->cold->dyn_next) {
         if (q != p) continue;
-        if (prev) prev->dyn_next = q->dyn_next; else e->dyn_head = q->dyn_next;
+        if (prev) prev->cold->dyn_next = c->dyn_next; else e->more->dyn_head = c->dyn_next;
         break;
     }
-    p->dyn_next = NULL;
-    p->dyn_event = NULL;
+    c->dyn_next = NULL;
+    c->dyn_event = NULL;
     event_update_simple(e);
 }
 
@@ -346,18 +389,20 @@ static void trigger_general(sim_kernel *k, sim_event *e)
 {
     sim_process *p = e->sens1;
     if (p && !p->state) run_append(k, p);
-    for (sim_sens_node *n = e->static_sens; n; n = n->next)
+    if (!e->more) return;
+    for (sim_sens_node *n = e->more->static_sens; n; n = n->next)
         if (!n->proc->state) run_append(k, n->proc);
-    p = e->dyn_head;
+    p = e->more->dyn_head;
     if (!p) return;
-    e->dyn_head = NULL;
+    e->more->dyn_head = NULL;
     event_update_simple(e);
     while (p) {
-        sim_process *next = p->dyn_next;
-        p->dyn_next = NULL;
-        p->dyn_event = NULL;
+        struct sim_process_cold *c = p->cold;
+        sim_process *next = c->dyn_next;
+        c->dyn_next = NULL;
+        c->dyn_event = NULL;
         p->state &= (uint8_t)~SIM_PROC_DYNAMIC;
-        if (p->timeout && e != p->timeout && p->timeout->pending) sim_event_cancel(p->timeout);
+        if (c->timeout && e != c->timeout && c->timeout->pending) sim_event_cancel(c->timeout);
         make_runnable(k, p);
         p = next;
     }
@@ -378,20 +423,45 @@ static inline void trigger(sim_kernel *k, sim_event *e)
     }
 }
 
+/* The same for a batch of triggers (delta notification, a time slot): the
+ * runnable list's tail stays in a register; *tailp is k->run_tailp, written
+ * back around the general case and by the caller at the end. */
+static inline void trigger_batch(sim_kernel *k, sim_event *e, sim_process ***tailp)
+{
+    e->pending = SIM_NOTIFY_NONE;
+    e->triggers++;
+    if (__builtin_expect(e->simple, 1)) {
+        sim_process *p = e->sens1;
+        if (!p->state) {
+            p->state = SIM_PROC_QUEUED;
+            **tailp = p;
+            *tailp = &p->run_next;
+        }
+    } else {
+        k->run_tailp = *tailp;
+        trigger_general(k, e);
+        *tailp = k->run_tailp;
+    }
+}
+
 /* Fires every entry at the earliest time (the caller has set now to it). */
 static void fire_slot(sim_kernel *k)
 {
     time_slot *slot = heap_take_top(k);
     if (slot->has_priority) qsort(slot->v, slot->n, sizeof *slot->v, entry_cmp);
+    sim_process **tail = k->run_tailp;
     for (size_t i = 0; i < slot->n; i++) {
         const timed_entry *en = &slot->v[i];
         if (!en->fn) {
             sim_event *e = en->obj;
-            if (e->pending == SIM_NOTIFY_TIMED && e->timed_seq == en->key) trigger(k, e);
+            if (event_entry_live(e, slot->t, en->key)) trigger_batch(k, e, &tail);
         } else {
+            k->run_tailp = tail;
             en->fn(en->obj, en->tag);
+            tail = k->run_tailp;
         }
     }
+    k->run_tailp = tail;
     slot_release(k, slot);
 }
 
@@ -442,19 +512,19 @@ void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps)
         if (e->pending == SIM_NOTIFY_DELTA) return;                /* delta beats timed */
         if (e->when_ps <= t) return;                               /* an earlier one stands */
     }
-    uint64_t key = timed_key(k, e->priority);
     e->pending = SIM_NOTIFY_TIMED;
     e->when_ps = t;
-    e->timed_seq = key;
     time_slot *slot = k->last_slot;
     if (__builtin_expect(slot->t == t && slot->n < slot->cap, 1)) {   /* the common case: append */
-        timed_entry *en = &slot->v[slot->n++];
-        en->key = key;
+        uint32_t index = (uint32_t)slot->n++;
+        timed_entry *en = &slot->v[index];
+        en->key = timed_key(e->priority, index);
         en->fn = NULL;
         en->obj = e;
+        e->timed_index = index;
         if (e->priority) slot->has_priority = true;
     } else {
-        timed_push(k, t, key, NULL, e, 0);
+        timed_push(k, t, e->priority, NULL, e, 0);
     }
 }
 
@@ -477,8 +547,9 @@ void sim_event_cancel(sim_event *e)
 void sim_method_init(sim_process *p, sim_kernel *k, const char *name, sim_method_fn fn, void *ctx)
 {
     memset(p, 0, sizeof *p);
-    p->k = k;
-    p->name = name;
+    p->cold = kernel_alloc(k, sizeof *p->cold);
+    p->cold->k = k;
+    p->cold->name = name;
     p->fn = fn;
     p->ctx = ctx;
     p->initialize = 1;
@@ -493,7 +564,7 @@ void sim_method_init(sim_process *p, sim_kernel *k, const char *name, sim_method
 void sim_dont_initialize(sim_process *p)
 {
     p->initialize = 0;
-    sim_kernel *k = p->k;
+    sim_kernel *k = p->cold->k;
     if ((p->state & SIM_PROC_QUEUED) && k->started) {   /* created while running (call right after sim_method_init): withdraw it */
         sim_process **pp = &k->run_head;
         while (*pp != p) pp = &(*pp)->run_next;
@@ -509,22 +580,15 @@ void sim_dont_initialize(sim_process *p)
 
 void sim_sensitive(sim_process *p, sim_event *e)
 {
-    sim_kernel *k = p->k;
     if (!e->sens1) {
         e->sens1 = p;
         event_update_simple(e);
         return;
     }
-    if (k->n_node_blocks == 0 || k->node_used == NODE_BLOCK) {
-        k->node_blocks = xrealloc(k->node_blocks, (k->n_node_blocks + 1) * sizeof *k->node_blocks);
-        k->node_blocks[k->n_node_blocks++] = xrealloc(NULL, NODE_BLOCK * sizeof(sim_sens_node));
-        k->node_used = 0;
-    }
-    sim_sens_node *n = &k->node_blocks[k->n_node_blocks - 1][k->node_used++];
+    sim_sens_node *n = kernel_alloc(p->cold->k, sizeof *n);
     n->proc = p;
-    n->next = NULL;
     /* append: processes sensitive to one event wake in the order they were made sensitive */
-    sim_sens_node **tail = &e->static_sens;
+    sim_sens_node **tail = &event_more(e)->static_sens;
     while (*tail) tail = &(*tail)->next;
     *tail = n;
     e->simple = 0;
@@ -534,16 +598,17 @@ void sim_next_trigger(sim_kernel *k, sim_event *e)
 {
     sim_process *p = k->running;
     if (!p) sim_fatal("sim_next_trigger called outside a process");
-    if (p->dyn_event) {                      /* the last call in an activation wins */
-        sim_event *old = p->dyn_event;
+    struct sim_process_cold *c = p->cold;
+    if (c->dyn_event) {                      /* the last call in an activation wins */
+        sim_event *old = c->dyn_event;
         unlink_dynamic(p);
-        if (old == p->timeout) sim_event_cancel(p->timeout);
+        if (old == c->timeout) sim_event_cancel(c->timeout);
     }
     p->state |= SIM_PROC_DYNAMIC;
-    p->dyn_event = e;
-    p->dyn_next = NULL;
-    sim_process **tail = &e->dyn_head;     /* waiter lists are short: append by walking */
-    while (*tail) tail = &(*tail)->dyn_next;
+    c->dyn_event = e;
+    c->dyn_next = NULL;
+    sim_process **tail = &event_more(e)->dyn_head;   /* waiter lists are short: append by walking */
+    while (*tail) tail = &(*tail)->cold->dyn_next;
     *tail = p;
     e->simple = 0;
 }
@@ -552,15 +617,14 @@ void sim_next_trigger_at(sim_kernel *k, sim_time_ps delay_ps)
 {
     sim_process *p = k->running;
     if (!p) sim_fatal("sim_next_trigger_at called outside a process");
-    if (!p->timeout) {
-        p->timeout = xrealloc(NULL, sizeof *p->timeout);
-        sim_event_init(p->timeout, k, "timeout");
-        k->timeouts = xrealloc(k->timeouts, (k->n_timeouts + 1) * sizeof *k->timeouts);
-        k->timeouts[k->n_timeouts++] = p->timeout;
+    struct sim_process_cold *c = p->cold;
+    if (!c->timeout) {
+        c->timeout = kernel_alloc(k, sizeof *c->timeout);
+        sim_event_init(c->timeout, k, "timeout");
     }
-    sim_next_trigger(k, p->timeout);
-    sim_event_cancel(p->timeout);
-    sim_event_notify_at(p->timeout, delay_ps);
+    sim_next_trigger(k, c->timeout);
+    sim_event_cancel(c->timeout);
+    sim_event_notify_at(c->timeout, delay_ps);
 }
 
 void sim_request_update(sim_kernel *k, sim_prim_channel *ch)
@@ -617,11 +681,13 @@ static void delta_notify(sim_kernel *k)
     *k->delta_tailp = NULL;
     k->delta_head = NULL;
     k->delta_tailp = &k->delta_head;
+    sim_process **tail = k->run_tailp;
     do {
         sim_event *next = e->delta_next;
-        trigger(k, e);
+        trigger_batch(k, e, &tail);
         e = next;
     } while (e);
+    k->run_tailp = tail;
 }
 
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)

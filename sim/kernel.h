@@ -49,39 +49,38 @@ typedef struct sim_sens_node {
     struct sim_sens_node *next;
 } sim_sens_node;
 
-struct sim_event {            /* hot first: a trigger reads the first 40 bytes, a timed notification 56 */
+/* Events and processes are embedded in models, so their size is the models'
+ * cache footprint: only what the common paths touch lives in them, hot
+ * fields first (an event is 64 bytes, a process 48); the rest is
+ * kernel-owned (freed with the kernel). */
+struct sim_event_more;
+struct sim_process_cold;
+
+struct sim_event {            /* a trigger reads the first 40 bytes, a timed notification 48 */
     uint8_t pending;          /* enum sim_notify_kind */
     int8_t priority;          /* same-time order: lower first (default 0) */
     uint8_t simple;           /* kernel: exactly one static process and no dynamic waiters (the fast trigger) */
+    uint32_t timed_index;     /* kernel: the live timed-queue entry's index in its time slot (lazy cancel) */
     sim_event *delta_next;    /* the kernel's delta list, while pending == DELTA */
     sim_process *sens1;       /* first statically sensitive process (the common case: one) */
     sim_kernel *k;
     uint64_t triggers;        /* how many times it fired (tests, statistics) */
     sim_time_ps when_ps;      /* valid when pending == TIMED */
-    uint64_t timed_seq;       /* kernel: identifies the live timed-queue entry (lazy cancel) */
-    /* cold: touched only by the rarer cases */
-    sim_sens_node *static_sens; /* the other static processes, in the order they were made sensitive */
-    sim_process *dyn_head;    /* processes waiting on this event once (next_trigger), FIFO */
+    struct sim_event_more *more; /* kernel: further static processes, dynamic waiters; made on first need */
     const char *name;
 };
 
-/* sim_process.state bits: at most one is set outside the kernel's own
- * bookkeeping (a queued process is never waiting on a dynamic trigger). */
+/* sim_process.state bits. A queued process never waits on a dynamic trigger. */
 enum { SIM_PROC_QUEUED = 1, SIM_PROC_DYNAMIC = 2 };
 
-struct sim_process {          /* hot first: running and waking a process touch the first 40 bytes */
+struct sim_process {          /* running and waking a process touch the first 40 bytes */
     sim_method_fn fn;
     void *ctx;
     sim_process *run_next;    /* the kernel's runnable list, while queued */
     uint64_t activations;     /* how many times it ran */
     uint8_t state;            /* 0 = idle (static sensitivity applies), else SIM_PROC_* bits */
     uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
-    /* cold */
-    sim_kernel *k;
-    sim_process *dyn_next;    /* list of an event's dynamic waiters */
-    sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
-    const char *name;
-    sim_event *timeout;       /* next_trigger(delay) fires this; made on first use */
+    struct sim_process_cold *cold; /* kernel: its kernel, name, dynamic-trigger bookkeeping */
 };
 
 /* A primitive channel: its update() runs in the update phase after a
