@@ -349,6 +349,35 @@ START_TEST(test_renotify_after_cancel_fires_once)
 }
 END_TEST
 
+START_TEST(test_renotify_same_time_goes_behind)
+{
+    four_watchers();
+    sim_event_notify_at(&ev_a, SIM_NS(10));
+    sim_event_cancel(&ev_a);
+    sim_event_notify_at(&ev_b, SIM_NS(10));
+    sim_event_notify_at(&ev_a, SIM_NS(10));        /* notified after b now: fires after b */
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "b@10000 a@10000");
+    ck_assert_uint_eq(ev_a.triggers, 1);
+}
+END_TEST
+
+START_TEST(test_stale_entry_never_fires_a_later_notification)
+{
+    /* a's dead 20 ns entry and its live 30 ns one are both the first in their
+     * time slot: the dead one must still be told apart */
+    four_watchers();
+    sim_event_notify_at(&ev_a, SIM_NS(20));
+    sim_event_notify_at(&ev_c, SIM_NS(20));        /* keeps the 20 ns slot alive */
+    sim_event_notify_at(&ev_a, SIM_NS(10));        /* replaces: the 20 ns entry is dead */
+    ck_assert_uint_eq(sim_run(k, SIM_NS(10)), SIM_NS(10));
+    sim_event_notify_at(&ev_a, SIM_NS(20));        /* 30 ns */
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "a@10000 c@20000 a@30000");
+    ck_assert_uint_eq(ev_a.triggers, 2);
+}
+END_TEST
+
 START_TEST(test_cancelled_entries_do_not_advance_time)
 {
     four_watchers();
@@ -951,6 +980,8 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_immediate_cancels_pending_delta);
     tcase_add_test(tc, test_cancel_delta_and_timed);
     tcase_add_test(tc, test_renotify_after_cancel_fires_once);
+    tcase_add_test(tc, test_renotify_same_time_goes_behind);
+    tcase_add_test(tc, test_stale_entry_never_fires_a_later_notification);
     tcase_add_test(tc, test_cancelled_entries_do_not_advance_time);
     suite_add_tcase(s, tc);
 
