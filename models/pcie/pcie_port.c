@@ -57,8 +57,10 @@ static pcie_flit *flit_alloc(pcie_pool *pool)
         pcie_flit *b = calloc(64, sizeof *b);
         if (!b) sim_fatal("out of memory");
         pool_keep_block(pool, b);
-        if (pool->cap_free_flits < pool->n_free_flits + 64) {
-            pool->cap_free_flits = pool->cap_free_flits ? 2 * pool->cap_free_flits + 64 : 128;
+        pool->total_flits += 64;
+        /* the free list must hold every flit ever made: they may all come back */
+        if (pool->cap_free_flits < pool->total_flits) {
+            pool->cap_free_flits = 2 * pool->total_flits;
             pool->free_flits = realloc(pool->free_flits, pool->cap_free_flits * sizeof *pool->free_flits);
             if (!pool->free_flits) sim_fatal("out of memory");
         }
@@ -69,7 +71,10 @@ static pcie_flit *flit_alloc(pcie_pool *pool)
 
 static void pkt_free(pcie_pool *pool, pcie_pkt *p)
 {
-    if (p->flit) pool->free_flits[pool->n_free_flits++] = p->flit;
+    if (p->flit) {
+        if (pool->n_free_flits >= pool->cap_free_flits) sim_fatal("pcie: flit pool free list overflow");
+        pool->free_flits[pool->n_free_flits++] = p->flit;
+    }
     p->flit = NULL;
     p->next_free = pool->free_pkts;
     pool->free_pkts = p;
@@ -253,16 +258,38 @@ static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 /* ---- flow control: receive side ---------------------------------------------------------- */
 static uint32_t mps_credits(const pcie_port *p) { return p->cfg->mps / PCIE_FC_UNIT_BYTES; }
 
-/* Credits of class cls were released: schedule an UpdateFC by the §2.6.1.2
- * rules: at once when the transmitter is out of header credits or below one
- * MPS of data credits; otherwise within the recommended latency (coalescing). */
+/* Is returning credits of class cls urgent? §2.6.1.2 requires an UpdateFC at
+ * once when the transmitter (as far as this receiver knows) has no header
+ * credit or less than one MPS of data credits left. This receiver also sends
+ * one as soon as it holds back an eighth of its buffer (at least one MPS): a
+ * credit-limited transmitter then gets its credits back in small steps
+ * (returned ones do not queue for the wire behind each other). Otherwise
+ * releases are coalesced for at most the recommended UpdateFC latency. `extra_hdr/data`:
+ * releases still to come (a receive-buffer lookahead). */
+static bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
+{
+    const pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
+    uint64_t mc = mps_credits(p);
+    if (!h->infinite) {
+        uint64_t step = h->initial / 8 > 1 ? h->initial / 8 : 1;
+        if (pcie_fc_rx_tx_view(h) == 0 || h->allocated + extra_hdr - h->advertised >= step) return true;
+    }
+    if (!d->infinite) {
+        uint64_t step = d->initial / 8 > mc ? d->initial / 8 : mc;
+        if (pcie_fc_rx_tx_view(d) < mc || d->allocated + extra_data - d->advertised >= step) return true;
+    }
+    return false;
+}
+static bool fc_urgent(const pcie_port *p, unsigned cls) { return fc_urgent_with(p, cls, 0, 0); }
+
+/* Credits of class cls were released: schedule an UpdateFC at once when
+ * urgent, otherwise within the recommended latency (coalescing). */
 static void fc_released(pcie_port *p, unsigned cls)
 {
     pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
     if (p->fc_now & (1u << cls)) return;
     if (!pcie_fc_rx_has_update(h) && !pcie_fc_rx_has_update(d)) return;
-    bool urgent = (!h->infinite && pcie_fc_rx_tx_view(h) == 0) || (!d->infinite && pcie_fc_rx_tx_view(d) < mps_credits(p));
-    if (urgent) {
+    if (fc_urgent(p, cls)) {
         p->fc_now |= (uint8_t)(1u << cls);
         p->fc_deadline[cls] = SIM_TIME_MAX;
         kick(p);
@@ -295,13 +322,21 @@ static void fill_fc_fields(pcie_port *p, unsigned cls, uint32_t *hf, uint32_t *d
 }
 
 /* ---- flow control: transmit side -------------------------------------------------------------- */
-static void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint32_t data_need, sim_time_ps t)
+/* The credit type whose round trip is measured for a class: data credits for
+ * the classes that carry data (they bind first and return at TLP granularity
+ * even with Scaled FC), header credits for non-posted requests. */
+static unsigned loop_type(const pcie_port *p, unsigned cls)
 {
     unsigned ht = pcie_fc_hdr_type(cls), dt = pcie_fc_data_type(cls);
-    uint32_t need;
-    if (!p->fct[ht].infinite) need = hdr_need;
-    else if (!p->fct[dt].infinite) need = data_need;
-    else return;
+    if (cls == PCIE_FC_NP) return !p->fct[ht].infinite ? ht : dt;
+    return !p->fct[dt].infinite ? dt : ht;
+}
+
+static void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint32_t data_need, sim_time_ps t)
+{
+    unsigned lt = loop_type(p, cls);
+    if (p->fct[lt].infinite) return;
+    uint32_t need = pcie_fc_is_data(lt) ? data_need : hdr_need;
     p->loop_spent[cls] += need;
     if (!need || p->loop_len[cls] == PCIE_LOOP_RING) return;
     pcie_loop_ent *e = &p->loop[cls][(p->loop_head[cls] + p->loop_len[cls]) % PCIE_LOOP_RING];
@@ -330,7 +365,7 @@ static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t
 {
     unsigned ht = pcie_fc_hdr_type(cls), dt = pcie_fc_data_type(cls);
     unsigned scale = p->cfg->fc_scale;
-    unsigned probe = !p->fct[ht].infinite ? ht : dt;
+    unsigned probe = loop_type(p, cls);
     uint32_t old = p->fct[probe].limit;
     pcie_fc_tx_updatefc(&p->fct[ht], hf, scale);
     pcie_fc_tx_updatefc(&p->fct[dt], df, scale);
@@ -377,6 +412,8 @@ void pcie_port_settle(pcie_port *p)
         p->rxb_head = p->rxb_head + 1 == p->rxb_cap ? 0 : p->rxb_head + 1;
         p->rxb_len--;
         if (e->timely) p->rxb_timely--;
+        p->rxb_pend_hdr--;
+        p->rxb_pend_data -= pcie_tlp_data_credits(&e->tlp);
         p->rx_now = e->done_ps;
         rx_deliver(p, &e->tlp);
     }
@@ -399,12 +436,7 @@ static void rx_arm(pcie_port *p)
     if (!p->rxb_len) return;
     const pcie_rxent *e = &p->rxb[p->rxb_head];
     bool lazy = p->rx_lazy && p->rxb_timely == 0;
-    if (lazy) {
-        const pcie_fc_rx *h = &p->fcr[PCIE_FC_PH], *d = &p->fcr[PCIE_FC_PD];
-        bool urgent = (!h->infinite && pcie_fc_rx_tx_view(h) == 0) ||
-                      (!d->infinite && pcie_fc_rx_tx_view(d) < mps_credits(p));   /* as in fc_released */
-        lazy = !urgent;
-    }
+    if (lazy) lazy = !fc_urgent_with(p, PCIE_FC_P, p->rxb_pend_hdr, p->rxb_pend_data);
     if (lazy) timer_arm(p, e->done_ps + p->phy->ack_limit_ps);
     else sim_event_notify_at(&p->drain_ev, e->done_ps - now_of(p));
 }
@@ -448,6 +480,8 @@ static void rx_accept(pcie_port *p, const pcie_tlp *t)
     e->done_ps = p->rx_busy_until;
     e->timely = !p->app.timely || p->app.timely(p->app.ctx, t);
     if (e->timely) p->rxb_timely++;
+    p->rxb_pend_hdr++;
+    p->rxb_pend_data += pcie_tlp_data_credits(t);
     p->rxb_len++;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);      /* the caller (port_recv) arms the departure */
 }

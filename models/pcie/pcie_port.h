@@ -47,7 +47,7 @@ typedef struct pcie_pkt {
 
 typedef struct pcie_pool {
     pcie_pkt *free_pkts;
-    pcie_flit **free_flits; size_t n_free_flits, cap_free_flits;
+    pcie_flit **free_flits; size_t n_free_flits, cap_free_flits, total_flits;
     void **blocks; size_t n_blocks, cap_blocks;
     uint64_t live;
 } pcie_pool;
@@ -147,6 +147,7 @@ struct pcie_port {
     pcie_rxent *rxb; size_t rxb_head, rxb_len, rxb_cap;
     sim_time_ps rx_busy_until;
     size_t rxb_timely;            /* entries that need their own drain event */
+    uint64_t rxb_pend_hdr, rxb_pend_data; /* credits the buffered TLPs will release */
     bool rx_lazy;                 /* posted TLPs may leave the buffer at the next observer (exact, see rx_arm) */
     bool settling;
     sim_time_ps rx_now;           /* time of the receive-buffer departure being processed (0 = sim_now) */
