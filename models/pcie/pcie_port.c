@@ -314,7 +314,10 @@ static void fill_fc_fields(pcie_port *p, unsigned cls, uint32_t *hf, uint32_t *d
         if (!d->infinite) d->advertised = pcie_fc_rx_limit_sent(d);
         p->fc_last_sent[cls] = now_of(p);
         p->fc_deadline[cls] = SIM_TIME_MAX;
-        if (p->fc_refresh_due & (1u << cls)) p->fc_refresh_sent++;
+        if (p->fc_refresh_due & (1u << cls)) {
+            p->fc_refresh_sent++;
+            if (cls == PCIE_FC_P) p->fc_refresh_sent_p++;
+        }
         p->fc_refresh_due &= (uint8_t)~(1u << cls);
         p->fc_now &= (uint8_t)~(1u << cls);
         timer_arm(p, p->fc_last_sent[cls] + FC_REFRESH_PS);

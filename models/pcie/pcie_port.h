@@ -108,7 +108,7 @@ struct pcie_port {
     uint8_t fc_now;               /* classes with an UpdateFC scheduled */
     sim_time_ps fc_deadline[PCIE_FC_CLASSES];
     sim_time_ps fc_last_sent[PCIE_FC_CLASSES];
-    uint64_t fc_refresh_sent;
+    uint64_t fc_refresh_sent, fc_refresh_sent_p;
     uint8_t fc_refresh_due;       /* classes whose pending UpdateFC is a 30 us refresh */
     enum pcie_dl_state dl;
     uint8_t initfc_rcvd;          /* classes whose InitFC arrived */

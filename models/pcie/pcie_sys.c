@@ -373,6 +373,8 @@ void pcie_sys_results(pcie_sys *s, pcie_results *r)
         if (p->replays_before_retrain_max > r->replays_before_retrain_max)
             r->replays_before_retrain_max = p->replays_before_retrain_max;
     }
+    /* refreshes of posted credits by the completer (the receiver of the writes) */
+    r->updatefcs_refresh_posted = s->cpl.fc_refresh_sent_p;
     /* conservation above the DLL, per receiving direction */
     pcie_port *rx_of[2] = { &s->cpl, &s->req };   /* down is received by the completer */
     pcie_port *tx_of[2] = { &s->req, &s->cpl };
