@@ -35,6 +35,7 @@ typedef struct time_slot {
 struct sim_event_more {
     sim_sens_node *static_sens; /* static processes after sens1, in the order they were made sensitive */
     sim_process *dyn_head;    /* processes waiting on this event once (next_trigger), FIFO */
+    struct sim_event_more *next_free; /* on the kernel's free list */
 };
 
 struct sim_process_cold {
@@ -81,6 +82,7 @@ struct sim_kernel {
     void **chunks;
     size_t n_chunks;
     char *chunk_pos, *chunk_end;
+    struct sim_event_more *free_more;   /* records of events whose last dynamic waiter left */
     bool started, stop_requested;
     struct sim_trace *trace;
     void (*time_hook)(void *, sim_time_ps);
@@ -364,8 +366,31 @@ static inline void event_update_simple(sim_event *e)
 
 static struct sim_event_more *event_more(sim_event *e)
 {
-    if (!e->more) e->more = kernel_alloc(e->k, sizeof *e->more);
+    if (!e->more) {
+        sim_kernel *k = e->k;
+        if (k->free_more) {
+            e->more = k->free_more;
+            k->free_more = e->more->next_free;
+        } else {
+            e->more = kernel_alloc(k, sizeof *e->more);
+        }
+    }
     return e->more;
+}
+
+/* Called when an event's dynamic waiters are gone: a record holding nothing
+ * else goes back to the kernel, so short-lived events that processes wait on
+ * once (a transaction's "done") do not grow the kernel's memory. */
+static void event_waiters_gone(sim_event *e)
+{
+    struct sim_event_more *m = e->more;
+    if (m && !m->static_sens && !m->dyn_head) {
+        sim_kernel *k = e->k;
+        m->next_free = k->free_more;
+        k->free_more = m;
+        e->more = NULL;
+    }
+    event_update_simple(e);
 }
 
 static void unlink_dynamic(sim_process *p)
@@ -381,7 +406,7 @@ static void unlink_dynamic(sim_process *p)
     }
     c->dyn_next = NULL;
     c->dyn_event = NULL;
-    event_update_simple(e);
+    event_waiters_gone(e);
 }
 
 /* Every case but the fast one: no, several static processes, dynamic waiters. */
@@ -395,7 +420,7 @@ static void trigger_general(sim_kernel *k, sim_event *e)
     p = e->more->dyn_head;
     if (!p) return;
     e->more->dyn_head = NULL;
-    event_update_simple(e);
+    event_waiters_gone(e);
     while (p) {
         struct sim_process_cold *c = p->cold;
         sim_process *next = c->dyn_next;

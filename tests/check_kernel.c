@@ -4,6 +4,7 @@
  * timed entries never advance time. Every expectation is SystemC's unless
  * kernel.h documents a deliberate difference. */
 #include <check.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -794,6 +795,39 @@ static void spawn(lproc *lp)
     lproc_init(&late2, "late2", false, NULL, NULL);
 }
 
+/* A process waiting once on a short-lived event each time (a transaction's
+ * "done"): the event is re-initialised for every wait. */
+static sim_event transient;
+static int transient_waits;
+
+static void wait_on_fresh_event(void *ctx)
+{
+    (void)ctx;
+    if (transient_waits-- <= 0) return;            /* back to static sensitivity (ev_a) */
+    sim_event_init(&transient, k, "done");
+    sim_next_trigger(k, &transient);
+    sim_event_notify_delta(&transient);
+}
+
+START_TEST(test_transient_dynamic_waits_do_not_grow_memory)
+{
+    sim_process p;
+    sim_event_init(&ev_a, k, "kick");
+    sim_method_init(&p, k, "p", wait_on_fresh_event, NULL);
+    sim_sensitive(&p, &ev_a);
+    transient_waits = 1000;
+    sim_run(k, SIM_TIME_MAX);                      /* warm-up: the kernel's records exist */
+    uint64_t ran = p.activations;
+    size_t before = mallinfo2().uordblks;
+    transient_waits = 200000;
+    sim_event_notify_delta(&ev_a);
+    sim_run(k, SIM_TIME_MAX);
+    size_t after = mallinfo2().uordblks;
+    ck_assert_uint_eq(p.activations - ran, 200001);
+    ck_assert_msg(after < before + 65536, "kernel memory grew by %zu bytes over 200000 waits", after - before);
+}
+END_TEST
+
 START_TEST(test_process_created_while_running)
 {
     lproc s;
@@ -1003,6 +1037,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_last_next_trigger_wins);
     tcase_add_test(tc, test_next_trigger_at_periodic_and_zero);
     tcase_add_test(tc, test_next_trigger_at_zero_is_next_delta);
+    tcase_add_test(tc, test_transient_dynamic_waits_do_not_grow_memory);
     tcase_add_test(tc, test_process_created_while_running);
     suite_add_tcase(s, tc);
 
