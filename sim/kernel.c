@@ -91,6 +91,10 @@ struct sim_kernel {
 
 #define CHUNK_BYTES 16384
 
+/* Models embed these: a new field is a cache line for every model (kernel.h). */
+_Static_assert(sizeof(void *) != 8 || (sizeof(sim_event) == 64 && sizeof(sim_process) == 48),
+               "sim_event / sim_process grew: keep rarely used fields in the kernel-owned records");
+
 _Noreturn void sim_fatal(const char *fmt, ...)
 {
     va_list ap;
