@@ -30,6 +30,9 @@ typedef struct xbar_out {
     uint8_t out_src[XBAR_MAX_PORTS];      /* input the flit came from */
     uint64_t credit;                      /* bit i: input i freed one buffer slot */
     uint8_t credit_queue[XBAR_MAX_PORTS]; /* which queue of input i (VOQ: the output index; FIFO: 0) */
+    uint64_t credit_extra[XBAR_MAX_PORTS];/* fanout_read=1 only: bit j = VOQ[i][j] also freed a slot
+                                           * this cycle by a multicast fan-out read (docs, "Multicast
+                                           * fan-out read"); always 0 with fanout_read=0 */
     uint64_t match_in;                    /* debug: bit i set when input i was matched this cycle */
     uint8_t match_out[XBAR_MAX_PORTS];    /* debug: output matched to input i */
 } xbar_out;
