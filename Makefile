@@ -11,6 +11,7 @@ TYPE  ?= Release
 TEST  ?= nvswitch_fanout
 ARGS  ?=
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+MAKEFLAGS += --no-print-directory
 SIMRUN = $(BUILD)/bin/simrun
 
 .PHONY: all deps configure build sim test bench waves lint asan clean
@@ -46,11 +47,11 @@ waves:
 lint: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target lint
 
-# The sanitizer build CI runs: unit tests under ASan + UBSan.
+# The sanitizer build CI runs: unit tests and the regression under ASan + UBSan (not RTL lint).
 asan: deps
 	@if [ ! -f $(BUILD)-asan/CMakeCache.txt ]; then cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DLINKSTACK_SANITIZE=ON; fi
 	@cmake --build $(BUILD)-asan -j $(JOBS)
-	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L unit
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -LE lint
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

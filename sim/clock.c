@@ -29,7 +29,7 @@ static void domain_run(void *ctx)
     d->edges++;
     for (size_t i = 0; i < d->n_handlers; i++) {
         sim_clock_handler *h = d->handlers[i];
-        if (!h->active) continue;
+        if (!h->active || h->woken_in_edge == d->edges) continue;
         if (!h->fn(h->ctx, cycle)) {
             h->active = false;
             d->n_active--;
@@ -83,7 +83,11 @@ void sim_clock_wake(sim_clock_handler *h)
     if (h->active) return;
     h->active = true;
     d->n_active++;
-    if (d->scheduled || sim_current_process(d->k) == &d->proc) return;  /* the running domain reschedules itself */
+    if (sim_current_process(d->k) == &d->proc) {
+        h->woken_in_edge = d->edges;   /* not again in the edge that is running */
+        return;                        /* the running domain reschedules itself */
+    }
+    if (d->scheduled) return;
     sim_time_ps now = sim_now(d->k);
     sim_time_ps at = next_edge_at_or_after(d, now);
     if (at == now && d->ran_any && d->last_edge_ps == now) at += d->period_ps;

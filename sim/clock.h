@@ -17,6 +17,7 @@ typedef struct sim_clock_handler {
     void *ctx;
     const char *name;
     bool active;
+    uint64_t woken_in_edge;            /* woken during this domain edge (edges count): runs from the next */
 } sim_clock_handler;
 
 struct sim_clock_domain {
@@ -40,7 +41,8 @@ void sim_clock_free(sim_clock_domain *d);
 /* Handler struct owned by the caller. Starts active. */
 void sim_clock_add(sim_clock_domain *d, sim_clock_handler *h, const char *name, sim_clock_fn fn, void *ctx);
 /* Make an idle handler run again from the next edge (strictly after now if this
- * domain's edge at now already ran). */
+ * domain's edge at now already ran or is running: a handler woken by another
+ * handler of its domain runs from the next edge, whatever the registration order). */
 void sim_clock_wake(sim_clock_handler *h);
 /* Cycle number of an edge time, and the time of cycle n. */
 uint64_t sim_clock_cycle(const sim_clock_domain *d);          /* cycle of the current or next edge */

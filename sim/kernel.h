@@ -7,7 +7,9 @@
  * until nothing is runnable; then time advances to the earliest pending timed
  * notification, and all timed notifications at that time are triggered in
  * (time, priority, sequence) order. Same-time order is therefore specified:
- * lower priority value first, then first-notified first.
+ * lower priority value first, then first-notified first. As in IEEE 1666,
+ * the first sim_run starts with an update and a delta-notification phase, so
+ * signal writes and delta notifications made before it are seen in delta 0.
  *
  * Events carry at most one pending notification, with SystemC's override
  * rules: a delta notification beats a timed one; an earlier timed notification
@@ -47,32 +49,33 @@ typedef struct sim_sens_node {
     struct sim_sens_node *next;
 } sim_sens_node;
 
-struct sim_event {
-    sim_kernel *k;
-    const char *name;
+struct sim_event {            /* hot fields first: one cache line for the common trigger */
     uint8_t pending;          /* enum sim_notify_kind */
     int8_t priority;          /* same-time order: lower first (default 0) */
+    sim_event *delta_next;    /* the kernel's delta list, while pending == DELTA */
+    sim_process *sens1;       /* first statically sensitive process (the common case: one) */
+    sim_sens_node *static_sens; /* the others, in the order they were made sensitive */
+    sim_process *dyn_head;    /* processes waiting on this event once (next_trigger), FIFO */
+    sim_kernel *k;
+    uint64_t triggers;        /* how many times it fired (tests, statistics) */
     sim_time_ps when_ps;      /* valid when pending == TIMED */
     uint64_t timed_seq;       /* identifies the live timed-queue entry (lazy cancel) */
-    sim_event *delta_next;    /* delta notification list */
-    sim_sens_node *static_sens;
-    sim_process *dyn_head, *dyn_tail; /* processes waiting on this event once (next_trigger), FIFO */
-    uint64_t triggers;        /* how many times it fired */
+    const char *name;
 };
 
-struct sim_process {
-    sim_kernel *k;
-    const char *name;
+struct sim_process {          /* hot fields first */
     sim_method_fn fn;
     void *ctx;
-    sim_process *run_next;    /* runnable list */
-    sim_process *dyn_next;    /* list of an event's dynamic waiters */
-    sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
-    sim_event timeout;        /* next_trigger(delay) fires this */
     uint8_t queued;           /* on the runnable list */
     uint8_t dynamic;          /* static sensitivity suspended until the dynamic trigger fires */
     uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
-    uint64_t activations;
+    sim_process *run_next;    /* the kernel's runnable list, while queued */
+    uint64_t activations;     /* how many times it ran */
+    sim_kernel *k;
+    sim_process *dyn_next;    /* list of an event's dynamic waiters */
+    sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
+    const char *name;
+    sim_event *timeout;       /* next_trigger(delay) fires this; made on first use */
 };
 
 /* A primitive channel: its update() runs in the update phase after a
@@ -91,9 +94,11 @@ sim_time_ps sim_now(const sim_kernel *k);
 uint64_t sim_delta_count(const sim_kernel *k);     /* delta cycles so far */
 uint64_t sim_event_count(const sim_kernel *k);     /* process activations so far */
 
-/* Run until no activity is left, sim_stop() is called, or time would pass
- * `until_ps` (SIM_TIME_MAX = no limit). Returns the time reached. After a
- * stop at `until_ps`, time stands at until_ps and a later call resumes. */
+/* Run until sim_stop() is called or time would pass `until_ps`. Returns the
+ * time reached. Like sc_start(duration): time then stands at until_ps, even if
+ * activity ended earlier, and a later call resumes from there. With
+ * SIM_TIME_MAX (no limit) it returns when no activity is left, at the time of
+ * the last activity. */
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps);
 void sim_stop(sim_kernel *k);                     /* finish the current delta, then return */
 bool sim_stopped(const sim_kernel *k);

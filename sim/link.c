@@ -126,6 +126,8 @@ void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label)
     sim_trace_push_scope(t, l->cfg.name);
     l->tv_tx = sim_trace_add_string(t, "tx");
     l->tv_rx = sim_trace_add_string(t, "rx");
+    sim_trace_str(t, l->tv_tx, "");
+    sim_trace_str(t, l->tv_rx, "");
     for (unsigned i = 0; i < l->cfg.credit_types; i++) {
         char name[32];
         snprintf(name, sizeof name, "credits%u", i);
@@ -239,18 +241,27 @@ void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n)
 
 uint64_t sim_link_in_flight(const sim_link *l) { return l->q_len; }
 
+/* Serialisation already queued but still ahead of now: busy_ps counts a
+ * message's wire time when it is sent, so this part has not happened yet. */
+static uint64_t wire_time_ahead(const sim_link *l)
+{
+    return sim_link_tx_free_ps(l) - sim_now(l->k);
+}
+
 double sim_link_utilisation(const sim_link *l)
 {
     sim_time_ps now = sim_now(l->k);
     if (now <= l->stats_since_ps) return 0.0;
-    double u = (double)l->busy_ps / (double)(now - l->stats_since_ps);
+    uint64_t ahead = wire_time_ahead(l);
+    uint64_t busy = l->busy_ps > ahead ? l->busy_ps - ahead : 0;
+    double u = (double)busy / (double)(now - l->stats_since_ps);
     return u > 1.0 ? 1.0 : u;
 }
 
 void sim_link_reset_stats(sim_link *l)
 {
     l->stats_since_ps = sim_now(l->k);
-    l->busy_ps = 0;
+    l->busy_ps = wire_time_ahead(l);   /* the rest of a queued burst belongs to the new window */
     l->stall_ps = 0;
     if (l->stalled) l->stall_since_ps = l->stats_since_ps;
     l->credit_stalls = 0;

@@ -72,7 +72,7 @@ struct sim_link {
     /* statistics */
     uint64_t msgs_sent, msgs_delivered, bytes_sent, bytes_delivered;
     uint64_t next_seq, next_deliver_seq;
-    uint64_t busy_ps;                /* summed serialisation time */
+    uint64_t busy_ps;                /* summed serialisation time since the stats reset, including queued wire time ahead of now */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
     uint64_t stall_since_ps; bool stalled;
     uint64_t credit_stalls;          /* number of blocked attempts that started a stall */

@@ -51,6 +51,7 @@ void sim_progress(sim_test_ctx *c, double fraction, const char *fmt, ...)
 {
     if (c->quiet) return;
     double now = wall_now();
+    if (progress_last == 0) progress_last = now;   /* the first line after a second of running */
     if (now - progress_last < 1.0) return;
     progress_last = now;
     char msg[256];

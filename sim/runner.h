@@ -46,7 +46,8 @@ void sim_test_register(const sim_test_def *def);
     __attribute__((constructor)) static void sim_test_register_##name_(void)          \
     { sim_test_register(&sim_test_def_##name_); }
 
-/* Progress on long runs: a line at most every second on stderr (unless quiet). */
+/* Progress on long runs: a line at most every second on stderr (unless quiet).
+ * It reads the wall clock, so call it every few thousand steps, not every step. */
 void sim_progress(sim_test_ctx *c, double fraction, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Runs a test by name with arguments (what simrun's main does). */

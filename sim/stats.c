@@ -57,7 +57,8 @@ double sim_hist_percentile(sim_hist *h, double p)
     if (p <= 0) return h->v[0];
     if (p >= 100) return h->v[h->n - 1];
     /* nearest rank: the smallest value with at least p% of samples at or below it */
-    size_t rank = (size_t)ceil(p / 100.0 * (double)h->n);
+    /* p * n first: p / 100 is inexact (0.07 * 100 = 7.000000000000001 ranked p7 of 100 samples as the 8th) */
+    size_t rank = (size_t)ceil(p * (double)h->n / 100.0);
     if (rank < 1) rank = 1;
     return h->v[rank - 1];
 }

@@ -19,7 +19,48 @@ struct sim_trace {
     unsigned *width;
     size_t n_vars, cap_vars;
     int depth;
+    bool frozen;
+    /* values given before the freeze: (var, kind, bytes) in order */
+    struct pending_value { sim_trace_var v; char kind; uint32_t len; char *bytes; } *pending;
+    size_t n_pending, cap_pending;
 };
+
+static void stamp(sim_trace *t, uint64_t time_ps);
+
+static void remember_value(sim_trace *t, sim_trace_var v, char kind, const void *bytes, uint32_t len)
+{
+    if (t->n_pending == t->cap_pending) {
+        t->cap_pending = t->cap_pending ? 2 * t->cap_pending : 64;
+        t->pending = realloc(t->pending, t->cap_pending * sizeof *t->pending);
+        if (!t->pending) sim_fatal("out of memory");
+    }
+    struct pending_value *p = &t->pending[t->n_pending++];
+    p->v = v;
+    p->kind = kind;
+    p->len = len;
+    p->bytes = malloc(len + 1);
+    if (!p->bytes) sim_fatal("out of memory");
+    memcpy(p->bytes, bytes, len);
+    p->bytes[len] = 0;
+}
+
+void sim_trace_freeze(sim_trace *t)
+{
+    if (!t || t->frozen) return;
+    t->frozen = true;
+    while (t->depth > 0) sim_trace_pop_scope(t);
+    fstWriterSetUpscope(t->fst);   /* closes "top": the hierarchy is complete */
+    stamp(t, t->k ? sim_now(t->k) : 0);
+    for (size_t i = 0; i < t->n_pending; i++) {
+        struct pending_value *p = &t->pending[i];
+        if (p->kind == 's') fstWriterEmitVariableLengthValueChange(t->fst, p->v, p->bytes, p->len);
+        else fstWriterEmitValueChange(t->fst, p->v, p->bytes);
+        free(p->bytes);
+    }
+    free(t->pending);
+    t->pending = NULL;
+    t->n_pending = t->cap_pending = 0;
+}
 
 sim_trace *sim_trace_open(sim_kernel *k, const char *path)
 {
@@ -43,17 +84,22 @@ void sim_trace_close(sim_trace *t)
 {
     if (!t) return;
     if (t->k && sim_trace_of_kernel(t->k) == t) sim_kernel_set_trace(t->k, NULL);
-    while (t->depth > 0) sim_trace_pop_scope(t);
-    fstWriterSetUpscope(t->fst);
+    sim_trace_freeze(t);
     if (t->k && t->time_written && sim_now(t->k) > t->last_time) fstWriterEmitTimeChange(t->fst, sim_now(t->k));
     fstWriterClose(t->fst);
     free(t->width);
     free(t);
 }
 
+static void check_not_frozen(const sim_trace *t, const char *what)
+{
+    if (t->frozen) sim_fatal("trace: '%s' declared after the simulation started; declare trace variables before sim_run()", what);
+}
+
 void sim_trace_push_scope(sim_trace *t, const char *name)
 {
     if (!t) return;
+    check_not_frozen(t, name);
     fstWriterSetScope(t->fst, FST_ST_VCD_MODULE, name, NULL);
     t->depth++;
 }
@@ -93,6 +139,7 @@ static sim_trace_var remember(sim_trace *t, fstHandle h, unsigned width)
 sim_trace_var sim_trace_add_var(sim_trace *t, const char *name, unsigned width_bits)
 {
     if (!t) return 0;
+    check_not_frozen(t, name);
     if (width_bits < 1 || width_bits > 64) sim_fatal("trace variable %s: width %u, allowed 1..64", name, width_bits);
     char full[160];
     if (width_bits > 1) snprintf(full, sizeof full, "%s[%u:0]", name, width_bits - 1);
@@ -105,6 +152,7 @@ sim_trace_var sim_trace_add_var(sim_trace *t, const char *name, unsigned width_b
 sim_trace_var sim_trace_add_wide(sim_trace *t, const char *name, unsigned width_bits)
 {
     if (!t) return 0;
+    check_not_frozen(t, name);
     char full[160];
     snprintf(full, sizeof full, "%s[%u:0]", name, width_bits - 1);
     fstHandle h = fstWriterCreateVar(t->fst, FST_VT_VCD_REG, FST_VD_OUTPUT, width_bits, full, 0);
@@ -114,6 +162,7 @@ sim_trace_var sim_trace_add_wide(sim_trace *t, const char *name, unsigned width_
 sim_trace_var sim_trace_add_string(sim_trace *t, const char *name)
 {
     if (!t) return 0;
+    check_not_frozen(t, name);
     fstHandle h = fstWriterCreateVar(t->fst, FST_VT_GEN_STRING, FST_VD_IMPLICIT, 0, name, 0);
     return remember(t, h, 0);
 }
@@ -121,6 +170,7 @@ sim_trace_var sim_trace_add_string(sim_trace *t, const char *name)
 sim_trace_var sim_trace_add_real(sim_trace *t, const char *name)
 {
     if (!t) return 0;
+    check_not_frozen(t, name);
     fstHandle h = fstWriterCreateVar(t->fst, FST_VT_VCD_REAL, FST_VD_IMPLICIT, 64, name, 0);
     return remember(t, h, 64);
 }
@@ -137,24 +187,32 @@ static void stamp(sim_trace *t, uint64_t time_ps)
 void sim_trace_emit_u64_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, uint64_t value)
 {
     if (!t || !v) return;
-    stamp(t, time_ps);
     unsigned w = t->width[v];
     char bits[65];
     for (unsigned i = 0; i < w; i++) bits[w - 1 - i] = (value >> i) & 1 ? '1' : '0';
     bits[w] = 0;
+    if (!t->frozen) {
+        remember_value(t, v, 'b', bits, w);
+        return;
+    }
+    stamp(t, time_ps);
     fstWriterEmitValueChange(t->fst, v, bits);
 }
 
 void sim_trace_emit_words_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, const uint32_t *words, unsigned width_bits)
 {
     if (!t || !v) return;
-    stamp(t, time_ps);
     char stackbuf[1025];
     char *bits = width_bits < sizeof stackbuf ? stackbuf : malloc(width_bits + 1);
     if (!bits) sim_fatal("out of memory");
     for (unsigned i = 0; i < width_bits; i++) bits[width_bits - 1 - i] = (words[i / 32] >> (i % 32)) & 1 ? '1' : '0';
     bits[width_bits] = 0;
-    fstWriterEmitValueChange(t->fst, v, bits);
+    if (!t->frozen) {
+        remember_value(t, v, 'b', bits, width_bits);
+    } else {
+        stamp(t, time_ps);
+        fstWriterEmitValueChange(t->fst, v, bits);
+    }
     if (bits != stackbuf) free(bits);
 }
 
@@ -167,6 +225,10 @@ void sim_trace_emit_u64_(sim_trace *t, sim_trace_var v, uint64_t value)
 void sim_trace_emit_str_(sim_trace *t, sim_trace_var v, const char *s)
 {
     if (!t) return;
+    if (!t->frozen) {
+        remember_value(t, v, 's', s, (uint32_t)strlen(s));
+        return;
+    }
     stamp(t, t->k ? sim_now(t->k) : t->last_time);
     fstWriterEmitVariableLengthValueChange(t->fst, v, s, (uint32_t)strlen(s));
 }
@@ -185,6 +247,10 @@ void sim_trace_emit_strf_(sim_trace *t, sim_trace_var v, const char *fmt, ...)
 void sim_trace_emit_real_(sim_trace *t, sim_trace_var v, double x)
 {
     if (!t) return;
+    if (!t->frozen) {
+        remember_value(t, v, 'r', &x, sizeof x);
+        return;
+    }
     stamp(t, t->k ? sim_now(t->k) : t->last_time);
     fstWriterEmitValueChange(t->fst, v, &x);
 }

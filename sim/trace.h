@@ -18,6 +18,12 @@ typedef struct sim_kernel sim_kernel;
 sim_trace *sim_trace_open(sim_kernel *k, const char *path);
 void sim_trace_close(sim_trace *t);
 
+/* Variables are declared during elaboration; values given before the
+ * simulation starts are kept and written at its start. sim_run() freezes the
+ * hierarchy (FST needs it complete before the first value): declaring a
+ * variable after that is an error. */
+void sim_trace_freeze(sim_trace *t);
+
 /* Scopes nest: push("nvswitch"), push("port3"), ... pop(), pop(). */
 void sim_trace_push_scope(sim_trace *t, const char *name);
 void sim_trace_pop_scope(sim_trace *t);

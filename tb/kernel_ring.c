@@ -20,6 +20,7 @@ typedef struct token {
 } token;
 
 typedef struct ring ring;
+struct sim_test_ctx;
 
 typedef struct node {
     ring *r;
@@ -43,6 +44,7 @@ struct ring {
     uint64_t hops, target_hops;
     sim_hist lap_ns;
     sim_trace_var tv_hops;
+    sim_test_ctx *ctx;
 };
 
 static void label_token(const void *msg, char *buf, size_t n)
@@ -96,6 +98,8 @@ static void node_run(void *ctx)
         r->hops++;
         sim_trace_u64(sim_trace_of_kernel(r->k), r->tv_hops, r->hops);
         if (r->hops == r->target_hops) sim_stop(r->k);
+        if ((r->hops & 0xffff) == 0)
+            sim_progress(r->ctx, (double)r->hops / (double)r->target_hops, "%" PRIu64 " hops", r->hops);
     }
 }
 
@@ -116,6 +120,7 @@ static void ring_run(sim_test_ctx *c)
     const sim_params *p = c->params;
     ring r = { 0 };
     r.k = c->k;
+    r.ctx = c;
     r.n_nodes = (unsigned)sim_param_int(p, "nodes");
     r.n_tokens = (unsigned)sim_param_int(p, "tokens");
     r.target_hops = (uint64_t)sim_param_int(p, "hops");

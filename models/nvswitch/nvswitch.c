@@ -1,0 +1,336 @@
+/* The nvswitch component (see nvswitch.h). */
+#include "models/nvswitch/nvswitch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static nvswitch_rtl_new_fn rtl_new;
+
+void nvswitch_register_rtl(nvswitch_rtl_new_fn fn) { rtl_new = fn; }
+bool nvswitch_rtl_available(void) { return rtl_new != NULL; }
+
+tep_credit_mode nvswitch_credit_mode(const xbar_core_cfg *core)
+{
+    if (core->depth == 0) return TEP_CREDIT_NONE;
+    if (core->queue == XBAR_QUEUE_FIFO) return TEP_CREDIT_PER_FLIT;
+    return core->shared ? TEP_CREDIT_PER_COPY : TEP_CREDIT_PER_DEST;
+}
+
+static bool sw_cycle(void *ctx, uint64_t cycle);
+static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
+
+nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp,
+                       sim_trace *trace, char *why, size_t why_n)
+{
+    if (xbar_core_cfg_check(&cfg->core, why, why_n) != 0) return NULL;
+    if (cfg->credit_batch < 1) return snprintf(why, why_n, "credit_batch=%d: allowed >= 1", cfg->credit_batch), NULL;
+    if (cfg->period_ps == 0) return snprintf(why, why_n, "clock period 0 ps"), NULL;
+    nvswitch *s = calloc(1, sizeof *s);
+    if (!s) sim_fatal("out of memory");
+    s->k = k;
+    s->cfg = *cfg;
+    s->n = cfg->core.ports;
+    s->credit_mode = nvswitch_credit_mode(&cfg->core);
+    s->pp = pp;
+    s->mp = mp;
+    s->tr = trace;
+    if (cfg->model == NVS_MODEL_TL || cfg->model == NVS_MODEL_BOTH) {
+        s->tl = xbar_core_new(&cfg->core);
+        if (!s->tl) sim_fatal("xbar_core_new failed on a checked configuration");
+    }
+    if (cfg->model == NVS_MODEL_TL) {
+        s->ops = &xbar_core_tl_ops;
+        s->impl = s->tl;
+    } else {
+        if (!rtl_new) {
+            snprintf(why, why_n,
+                     "model=%s: the Verilated switch is not built into this simrun yet (issue 5); allowed now: model=tl",
+                     cfg->model == NVS_MODEL_RTL ? "rtl" : "both");
+            xbar_core_free(s->tl);
+            free(s);
+            return NULL;
+        }
+        const xbar_core_ops *rops = NULL;
+        void *rimpl = rtl_new(&cfg->core, trace, &rops, why, why_n);
+        if (!rimpl) {
+            xbar_core_free(s->tl);
+            free(s);
+            return NULL;
+        }
+        if (cfg->model == NVS_MODEL_RTL) {
+            s->ops = rops;
+            s->impl = rimpl;
+        } else {
+            s->ls = xbar_lockstep_new(&xbar_core_tl_ops, s->tl, rops, rimpl, s->n);
+            s->ops = &xbar_lockstep_ops;
+            s->impl = s->ls;
+        }
+    }
+    if (cfg->saf) {
+        s->reasm = calloc((size_t)s->n * s->n, sizeof *s->reasm);
+        if (!s->reasm) sim_fatal("out of memory");
+    }
+    for (int i = 0; i < s->n; i++) {
+        s->port[i].sw = s;
+        s->port[i].idx = i;
+    }
+    sim_clock_add(clk, &s->h, cfg->name ? cfg->name : "nvswitch", sw_cycle, s);
+    s->h.active = true;
+    if (trace) {
+        sim_trace_push_scope(trace, cfg->name ? cfg->name : "nvswitch");
+        s->tv_matches = sim_trace_add_var(trace, "matches", 8);
+        s->tv_copies_out = sim_trace_add_var(trace, "copies_out", 8);
+        for (int i = 0; i < s->n && i < 16; i++) {
+            nvs_port *p = &s->port[i];
+            sim_trace_push_scopef(trace, "port%d", i);
+            p->tv_in_valid = sim_trace_add_var(trace, "in_valid", 1);
+            p->tv_in_label = sim_trace_add_string(trace, "in_flit");
+            p->tv_grant = sim_trace_add_var(trace, "grant", 1);
+            p->tv_grant_out = sim_trace_add_var(trace, "grant_out", 8);
+            p->tv_credit = sim_trace_add_var(trace, "credit", 1);
+            p->tv_out_valid = sim_trace_add_var(trace, "out_valid", 1);
+            p->tv_out_label = sim_trace_add_string(trace, "out_flit");
+            p->tv_backlog = sim_trace_add_var(trace, "held_slots", 32);
+            sim_trace_u64(trace, p->tv_backlog, 0);
+            sim_trace_u64(trace, p->tv_in_valid, 0);
+            sim_trace_u64(trace, p->tv_out_valid, 0);
+            sim_trace_u64(trace, p->tv_grant, 0);
+            sim_trace_u64(trace, p->tv_credit, 0);
+            sim_trace_str(trace, p->tv_in_label, "");
+            sim_trace_str(trace, p->tv_out_label, "");
+            sim_trace_pop_scope(trace);
+        }
+        sim_trace_pop_scope(trace);
+    }
+    return s;
+}
+
+void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out)
+{
+    s->port[port].in = in;
+    s->port[port].out = out;
+    sim_link_set_receiver(in, sw_recv, &s->port[port]);
+}
+
+void nvswitch_free(nvswitch *s)
+{
+    if (!s) return;
+    if (s->ls) xbar_lockstep_free(s->ls); /* frees both cores */
+    else if (s->ops && s->ops->free) s->ops->free(s->impl);
+    for (int i = 0; i < s->n; i++) free(s->port[i].stage);
+    free(s->reasm);
+    free(s);
+}
+
+static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at)
+{
+    if (p->st_len == p->st_cap) {
+        uint32_t cap = p->st_cap ? 2 * p->st_cap : 64;
+        nvs_stage *ns = malloc(cap * sizeof *ns);
+        if (!ns) sim_fatal("out of memory");
+        for (uint32_t k = 0; k < p->st_len; k++) ns[k] = p->stage[(p->st_head + k) & (p->st_cap - 1)];
+        free(p->stage);
+        p->stage = ns;
+        p->st_head = 0;
+        p->st_cap = cap;
+    }
+    nvs_stage *e = &p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)];
+    e->word = word;
+    e->dest_mask = mask;
+    e->arrive_ps = at;
+}
+
+/* Slots of each credit pool one flit of packet k occupies. */
+static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, int sign)
+{
+    switch (s->credit_mode) {
+    case TEP_CREDIT_NONE: break;
+    case TEP_CREDIT_PER_DEST:
+        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->held[__builtin_ctzll(d)] += (uint32_t)sign;
+        break;
+    case TEP_CREDIT_PER_FLIT: p->held[0] += (uint32_t)sign; break;
+    case TEP_CREDIT_PER_COPY: p->held[0] += (uint32_t)(sign * __builtin_popcountll(k->dest_mask)); break;
+    }
+}
+
+static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)l;
+    (void)bytes;
+    nvs_port *p = ctx;
+    nvswitch *s = p->sw;
+    tmsg *m = msg;
+    const tpkt *k = tpkt_at(s->pp, m->pkt);
+    const sim_time_ps now = sim_now(s->k);
+    for (unsigned f = m->first; f < (unsigned)m->first + m->count; f++) {
+        stage_push(p, tflit_word(k, f), k->dest_mask, now);
+        hold_slots(s, p, k, +1);
+    }
+    s->stage_mask |= 1ULL << p->idx;
+    tmsg_release(s->mp, m);
+    if (!s->h.active) sim_clock_wake(&s->h);
+}
+
+/* A freed slot of pool `type` at input i: back to the upstream, in batches. */
+static inline void free_slot(nvswitch *s, int i, unsigned type, uint32_t n)
+{
+    nvs_port *p = &s->port[i];
+    s->slots_held -= n;
+    if (s->credit_mode == TEP_CREDIT_NONE) return;
+    if (p->held[type] < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, p->held[type]);
+    p->held[type] -= n;
+    p->pend[type] += n;
+    /* Return when a batch is full, or when nothing more will be freed soon. */
+    if (p->pend[type] >= (uint32_t)s->cfg.credit_batch || p->held[type] == 0) {
+        sim_link_return_credits(p->in, type, p->pend[type]);
+        p->pend[type] = 0;
+    }
+}
+
+static void egress(nvswitch *s, int j, int i, uint64_t word)
+{
+    nvs_port *p = &s->port[j];
+    const unsigned f = tflit_index(word), nflits = tflit_nflits(word);
+    if (tflit_src(word) != (unsigned)i)
+        sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
+    p->flits_out++;
+    s->copies_in_core--;
+    if (p->tv_out_label) {
+        const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
+        sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, f, k->nflits);
+    }
+    if (!s->cfg.saf) {
+        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), (uint32_t)s->cfg.flit_bytes);
+        return;
+    }
+    /* Store-and-forward egress: flits of one (input, output) pair arrive in
+     * order, so a counter per pair reassembles the packet; the whole packet
+     * then goes down the output link as one message. */
+    uint16_t *c = &s->reasm[i * s->n + j];
+    if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
+    s->copies_reasm++;
+    if (++*c == nflits) {
+        *c = 0;
+        s->copies_reasm -= nflits;
+        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
+    }
+}
+
+/* Values change only when they change (GTKWave shows runs, not per-cycle
+ * re-emits); flit labels are cleared when their valid falls. */
+static void trace_cycle(nvswitch *s)
+{
+    const xbar_out *o = &s->out;
+    sim_trace_u64(s->tr, s->tv_matches, (uint64_t)__builtin_popcountll(o->match_in));
+    sim_trace_u64(s->tr, s->tv_copies_out, (uint64_t)__builtin_popcountll(o->valid));
+    for (int i = 0; i < s->n && i < 16; i++) {
+        nvs_port *p = &s->port[i];
+        uint8_t v;
+        v = (uint8_t)(s->in.valid >> i & 1);
+        if (v != p->last_in_valid) {
+            sim_trace_u64(s->tr, p->tv_in_valid, v);
+            if (!v) sim_trace_str(s->tr, p->tv_in_label, "");
+            p->last_in_valid = v;
+        }
+        v = (uint8_t)(o->valid >> i & 1);
+        if (v != p->last_out_valid) {
+            sim_trace_u64(s->tr, p->tv_out_valid, v);
+            if (!v) sim_trace_str(s->tr, p->tv_out_label, "");
+            p->last_out_valid = v;
+        }
+        v = (uint8_t)(o->match_in >> i & 1);
+        if (v != p->last_grant) { sim_trace_u64(s->tr, p->tv_grant, v); p->last_grant = v; }
+        if (v && o->match_out[i] != p->last_grant_out) {
+            sim_trace_u64(s->tr, p->tv_grant_out, o->match_out[i]);
+            p->last_grant_out = o->match_out[i];
+        }
+        v = (uint8_t)((o->credit >> i & 1) || o->credit_extra[i]);
+        if (v != p->last_credit) { sim_trace_u64(s->tr, p->tv_credit, v); p->last_credit = v; }
+        uint32_t h = 0;
+        for (int t = 0; t < s->n; t++) h += p->held[t];
+        if (h != p->last_held) { sim_trace_u64(s->tr, p->tv_backlog, h); p->last_held = h; }
+    }
+}
+
+static void step_core(nvswitch *s)
+{
+    s->ops->step(s->impl, &s->in, &s->out);
+    s->core_cycles++;
+}
+
+static bool sw_cycle(void *ctx, uint64_t cycle)
+{
+    nvswitch *s = ctx;
+    const sim_time_ps now = sim_now(s->k);
+    const int n = s->n;
+    /* After an idle stretch, step the empty core through the cycles it slept
+     * so its state (e.g. the wavefront diagonal) matches an always-clocked
+     * core. Nothing was inside, so nothing comes out. */
+    if (s->core_cycles < cycle) {
+        s->in.valid = 0;
+        while (s->core_cycles < cycle) {
+            step_core(s);
+            if (s->out.valid || s->out.credit) sim_fatal("%s: an idle core produced output", s->cfg.name);
+        }
+    } else if (s->core_cycles > cycle) {
+        sim_fatal("%s: core at cycle %llu ahead of the clock (%llu)", s->cfg.name, (unsigned long long)s->core_cycles,
+                  (unsigned long long)cycle);
+    }
+    /* Present at most one flit per input: the oldest that arrived strictly
+     * before this edge (so same-time event order cannot matter). */
+    s->in.valid = 0;
+    for (uint64_t m = s->stage_mask; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        nvs_port *p = &s->port[i];
+        nvs_stage *e = &p->stage[p->st_head];
+        if (e->arrive_ps >= now) continue;
+        s->in.valid |= 1ULL << i;
+        s->in.in[i].data = e->word;
+        s->in.in[i].dest_mask = e->dest_mask;
+        uint64_t copies = (uint64_t)__builtin_popcountll(e->dest_mask);
+        s->copies_in_core += copies;
+        s->slots_held += s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies;
+        p->flits_in++;
+        if (p->tv_in_label) {
+            const tpkt *k = tpkt_at(s->pp, tflit_pkt(e->word));
+            sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(e->word), k->nflits);
+        }
+        p->st_head = (p->st_head + 1) & (p->st_cap - 1);
+        if (--p->st_len == 0) s->stage_mask &= ~(1ULL << i);
+    }
+    step_core(s);
+    const xbar_out *o = &s->out;
+    s->matches += (uint64_t)__builtin_popcountll(o->match_in);
+    for (uint64_t m = o->valid; m; m &= m - 1) {
+        int j = __builtin_ctzll(m);
+        egress(s, j, o->out_src[j], o->out_data[j]);
+    }
+    const bool voq_pools = s->credit_mode == TEP_CREDIT_PER_DEST;
+    for (uint64_t m = o->credit; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        free_slot(s, i, voq_pools ? o->credit_queue[i] : 0, 1);
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t x = o->credit_extra[i];
+        if (!x) continue;
+        if (voq_pools)
+            for (; x; x &= x - 1) free_slot(s, i, (unsigned)__builtin_ctzll(x), 1);
+        else
+            free_slot(s, i, 0, (uint32_t)__builtin_popcountll(x));
+    }
+    if (s->tr) trace_cycle(s);
+    s->cycles_active++;
+    return s->stage_mask || s->copies_in_core || s->slots_held;
+}
+
+uint64_t nvswitch_copies_inside(const nvswitch *s)
+{
+    uint64_t c = s->copies_in_core + s->copies_reasm;
+    for (int i = 0; i < s->n; i++) {
+        const nvs_port *p = &s->port[i];
+        for (uint32_t q = 0; q < p->st_len; q++)
+            c += (uint64_t)__builtin_popcountll(p->stage[(p->st_head + q) & (p->st_cap - 1)].dest_mask);
+    }
+    return c;
+}

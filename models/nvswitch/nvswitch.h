@@ -1,0 +1,95 @@
+/* The NVSwitch-like crossbar as a kernel component: N ports joined to the
+ * endpoints ONLY through sim links, one clock-domain handler stepping a
+ * pluggable cycle-level core (the C core, the Verilated RTL, or both in
+ * lock-step). Per cycle it presents at most one arrived flit per input to the
+ * core, sends the core's output flits down the output links, and returns the
+ * core's freed slots as link credits (one pool per VOQ, or one per input). */
+#ifndef NVSWITCH_H
+#define NVSWITCH_H
+
+#include "models/nvswitch/xbar_core.h"
+#include "models/nvswitch/xbar_lockstep.h"
+#include "models/traffic/endpoints.h"
+#include "models/traffic/packet.h"
+#include "sim/clock.h"
+#include "sim/link.h"
+#include "sim/trace.h"
+
+typedef enum nvs_model { NVS_MODEL_TL = 0, NVS_MODEL_RTL, NVS_MODEL_BOTH } nvs_model;
+#define NVS_MODEL_CHOICES "tl|rtl|both"
+
+typedef struct nvswitch_cfg {
+    xbar_core_cfg core;
+    nvs_model model;
+    sim_time_ps period_ps;   /* one flit per port per cycle: flit_bytes / port_GBps */
+    int flit_bytes;
+    bool saf;                /* store-and-forward: links carry whole packets, egress reassembles */
+    int credit_batch;        /* freed slots returned together (1 = every slot at once) */
+    const char *name;
+} nvswitch_cfg;
+
+/* The Verilated core registers itself here (rtl/); until then model=rtl|both
+ * are refused. Returns an xbar_core_ops implementation for cfg, or NULL with
+ * a reason. */
+typedef void *(*nvswitch_rtl_new_fn)(const xbar_core_cfg *cfg, sim_trace *trace, const xbar_core_ops **ops,
+                                     char *why, size_t why_n);
+void nvswitch_register_rtl(nvswitch_rtl_new_fn fn);
+bool nvswitch_rtl_available(void);
+
+typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; } nvs_stage;
+
+struct nvswitch;
+
+typedef struct nvs_port {
+    struct nvswitch *sw;
+    int idx;
+    sim_link *in, *out;
+    nvs_stage *stage;                    /* arrived flits not yet presented to the core */
+    uint32_t st_head, st_len, st_cap;
+    uint32_t held[XBAR_MAX_PORTS];       /* buffer slots occupied per credit pool */
+    uint32_t pend[XBAR_MAX_PORTS];       /* freed slots not yet returned (credit_batch) */
+    uint64_t flits_in, flits_out;        /* presented at this input / driven at this output */
+    /* tracing (0 when off) */
+    sim_trace_var tv_in_valid, tv_out_valid, tv_grant, tv_grant_out, tv_credit, tv_in_label, tv_out_label, tv_backlog;
+    uint8_t last_in_valid, last_out_valid, last_grant, last_grant_out, last_credit;
+    uint32_t last_held;
+} nvs_port;
+
+typedef struct nvswitch {
+    sim_kernel *k;
+    nvswitch_cfg cfg;
+    int n;
+    tep_credit_mode credit_mode;
+    tpkt_pool *pp;
+    tmsg_pool *mp;
+    const xbar_core_ops *ops;
+    void *impl;
+    xbar_lockstep *ls;                   /* model=both */
+    xbar_core *tl;                       /* the C core when one runs (tl, both) */
+    sim_clock_handler h;
+    uint64_t core_cycles;                /* cycles stepped (catch-up keeps it = clock cycle) */
+    uint64_t stage_mask;                 /* ports with staged flits */
+    uint64_t copies_in_core;             /* copies presented and not yet driven */
+    uint64_t slots_held;                 /* buffer slots written and not yet freed */
+    uint16_t *reasm;                     /* SAF: flits of the current packet seen per (input, output) */
+    uint64_t copies_reasm;               /* SAF: copies waiting in egress reassembly */
+    xbar_in in;
+    xbar_out out;
+    nvs_port port[XBAR_MAX_PORTS];
+    uint64_t matches, cycles_active;
+    sim_trace *tr;
+    sim_trace_var tv_matches, tv_copies_out;
+} nvswitch;
+
+/* Credit pools the ingress links need for this switch configuration. */
+tep_credit_mode nvswitch_credit_mode(const xbar_core_cfg *core);
+
+/* NULL with a message on a bad configuration or an unavailable model. */
+nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp,
+                       sim_trace *trace, char *why, size_t why_n);
+void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out);
+void nvswitch_free(nvswitch *s);
+/* Flit copies inside the switch: staged at inputs, queued, in the pipeline, or in egress reassembly. */
+uint64_t nvswitch_copies_inside(const nvswitch *s);
+
+#endif

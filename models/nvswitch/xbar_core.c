@@ -1,0 +1,374 @@
+/* The C crossbar core. Every rule here is a rule of
+ * docs/crossbar-cycle-rules.md; the comments name the step they implement.
+ * Requests are kept as two incrementally maintained bitmask matrices (by
+ * input and by output), so one cycle costs O(N) word operations plus one
+ * allocator call, and nothing is allocated per flit (queues grow by doubling
+ * and then stay). */
+#include "models/nvswitch/xbar_core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 16 bytes, so the head and tail lines of the N*N rings stay cache-friendly. */
+typedef struct xq_entry {
+    uint64_t data;
+    uint64_t aux; /* FIFO: destinations still to serve. VOQ: presentation count << 1 | multicast
+                   * (copies of one presented flit share the count). */
+} xq_entry;
+
+typedef struct xq {
+    xq_entry *buf;
+    uint32_t head, count, cap; /* cap is 0 or a power of two */
+} xq;
+
+typedef struct xpipe {
+    uint64_t valid;
+    uint64_t data[XBAR_MAX_PORTS];
+    uint8_t src[XBAR_MAX_PORTS];
+} xpipe;
+
+struct xbar_core {
+    xbar_core_cfg cfg;
+    int n;
+    uint64_t all;
+    xbar_alloc *alloc;
+    xq *q;                          /* VOQ: q[i*n+j]; FIFO: q[i] */
+    uint64_t req_in[XBAR_MAX_PORTS];  /* bit j: input i requests output j */
+    uint64_t req_out[XBAR_MAX_PORTS]; /* bit i: the same, transposed */
+    uint32_t occ[XBAR_MAX_PORTS];     /* flit copies held per input */
+    uint64_t seq[XBAR_MAX_PORTS];     /* presentations per input */
+    uint8_t fan_ptr[XBAR_MAX_PORTS];  /* f[j], the fan-out read pointer */
+    xpipe *pipe;                      /* L slots */
+    uint64_t cr;                      /* credits to drive next cycle */
+    uint8_t cr_q[XBAR_MAX_PORTS];
+    uint64_t cr_extra[XBAR_MAX_PORTS];
+    uint64_t cr_extra_any;
+    uint64_t t;
+    uint64_t backlog;
+    int last_matches, last_fanout;
+};
+
+static const char *const queue_names[] = { "voq", "fifo" };
+static const char *const inject_names[] = { "none", "rrm" };
+
+int xbar_queue_parse(const char *name)
+{
+    for (int k = 0; k < 2; k++)
+        if (strcmp(name, queue_names[k]) == 0) return k;
+    return -1;
+}
+
+int xbar_inject_parse(const char *name)
+{
+    for (int k = 0; k < 2; k++)
+        if (strcmp(name, inject_names[k]) == 0) return k;
+    return -1;
+}
+
+void xbar_core_cfg_default(xbar_core_cfg *cfg, int ports)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->ports = ports;
+    cfg->queue = XBAR_QUEUE_VOQ;
+    cfg->alloc = XBAR_ALLOC_ISLIP;
+    cfg->iters = 1;
+    cfg->latency = 1;
+}
+
+int xbar_core_cfg_check(const xbar_core_cfg *cfg, char *why, size_t n)
+{
+    if (cfg->ports < 2 || cfg->ports > XBAR_MAX_PORTS)
+        return snprintf(why, n, "ports=%d: allowed 2..%d", cfg->ports, XBAR_MAX_PORTS), -1;
+    if (cfg->queue != XBAR_QUEUE_VOQ && cfg->queue != XBAR_QUEUE_FIFO)
+        return snprintf(why, n, "queue=%d: allowed voq, fifo", (int)cfg->queue), -1;
+    if (cfg->depth < 0)
+        return snprintf(why, n, "depth=%d: allowed >= 0 (0 = unbounded)", cfg->depth), -1;
+    if ((unsigned)cfg->alloc > XBAR_ALLOC_RR)
+        return snprintf(why, n, "alloc=%d: allowed islip, pim, wavefront, rr", (int)cfg->alloc), -1;
+    if (cfg->iters < 1 || cfg->iters > XBAR_MAX_PORTS)
+        return snprintf(why, n, "iters=%d: allowed 1..%d", cfg->iters, XBAR_MAX_PORTS), -1;
+    if (cfg->latency < 1 || cfg->latency > 1024)
+        return snprintf(why, n, "latency=%d: allowed 1..1024 cycles", cfg->latency), -1;
+    if (cfg->inject != XBAR_INJECT_NONE && cfg->inject != XBAR_INJECT_RRM)
+        return snprintf(why, n, "inject=%d: allowed none, rrm", (int)cfg->inject), -1;
+    if (cfg->inject == XBAR_INJECT_RRM && cfg->alloc != XBAR_ALLOC_ISLIP)
+        return snprintf(why, n, "inject=rrm needs alloc=islip"), -1;
+    return 0;
+}
+
+xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
+{
+    char why[128];
+    if (xbar_core_cfg_check(cfg, why, sizeof why) != 0) return NULL;
+    xbar_core *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->cfg = *cfg;
+    c->n = cfg->ports;
+    c->all = xbar_mask_all(c->n);
+    xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
+    c->alloc = xbar_alloc_new(&ac);
+    size_t nq = cfg->queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
+    c->q = calloc(nq, sizeof *c->q);
+    c->pipe = calloc((size_t)cfg->latency, sizeof *c->pipe);
+    if (!c->alloc || !c->q || !c->pipe) {
+        xbar_core_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void xbar_core_free(xbar_core *c)
+{
+    if (!c) return;
+    if (c->q) {
+        size_t nq = c->cfg.queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
+        for (size_t k = 0; k < nq; k++) free(c->q[k].buf);
+    }
+    free(c->q);
+    free(c->pipe);
+    xbar_alloc_free(c->alloc);
+    free(c);
+}
+
+static void core_fatal(const xbar_core *c, const char *what, int i, int j)
+{
+    fprintf(stderr, "xbar_core: cycle %llu: %s (input %d, queue %d)\n",
+            (unsigned long long)c->t, what, i, j);
+    abort();
+}
+
+static inline xq_entry *xq_head(xq *q) { return &q->buf[q->head]; }
+
+static inline void xq_pop(xq *q)
+{
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->count--;
+}
+
+static void xq_grow(xq *q)
+{
+    uint32_t cap = q->cap ? q->cap * 2 : 4;
+    xq_entry *b = malloc((size_t)cap * sizeof *b);
+    if (!b) abort();
+    for (uint32_t k = 0; k < q->count; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
+    free(q->buf);
+    q->buf = b;
+    q->head = 0;
+    q->cap = cap;
+}
+
+static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
+{
+    if (q->count == q->cap) xq_grow(q);
+    xq_entry *e = &q->buf[(q->head + q->count) & (q->cap - 1)];
+    e->data = data;
+    e->aux = aux;
+    q->count++;
+}
+
+/* Step 3 for one (input, output) copy: into the pipeline slot of cycle t+L. */
+static inline void drive(xpipe *slot, int i, int j, uint64_t data)
+{
+    slot->valid |= 1ULL << j;
+    slot->data[j] = data;
+    slot->src[j] = (uint8_t)i;
+}
+
+void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
+{
+    const int n = c->n;
+    const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
+    xpipe *slot = &c->pipe[c->t % (uint64_t)c->cfg.latency];
+
+    /* Outputs of this cycle: flits matched in t-L, credits of slots freed in t-1. */
+    out->valid = slot->valid;
+    for (uint64_t m = slot->valid; m; m &= m - 1) {
+        int j = __builtin_ctzll(m);
+        out->out_data[j] = slot->data[j];
+        out->out_src[j] = slot->src[j];
+    }
+    out->credit = c->cr;
+    for (uint64_t m = c->cr; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        out->credit_queue[i] = c->cr_q[i];
+    }
+    memcpy(out->credit_extra, c->cr_extra, (size_t)n * sizeof c->cr_extra[0]);
+    if (c->cr_extra_any) {
+        memset(c->cr_extra, 0, sizeof c->cr_extra);
+        c->cr_extra_any = 0;
+    }
+    c->cr = 0;
+    slot->valid = 0;
+
+    /* Steps 1-2: requests are the queue state at the start of the cycle. */
+    int8_t in_match[XBAR_MAX_PORTS], out_match[XBAR_MAX_PORTS];
+    c->last_matches = xbar_alloc_run(c->alloc, c->req_in, c->req_out, in_match, out_match);
+    c->last_fanout = 0;
+    uint64_t matched_in = 0, matched_out = 0, mc_in = 0;
+    uint64_t popseq[XBAR_MAX_PORTS];
+    /* The N heads about to be read sit in N different rings, usually long out
+     * of cache: ask for all of them first so the misses overlap. */
+    for (int i = 0; i < n; i++) {
+        if (in_match[i] < 0) continue;
+        const xq *q = &c->q[voq ? i * n + in_match[i] : i];
+        __builtin_prefetch(&q->buf[q->head], 1);
+    }
+    for (int i = 0; i < n; i++) {
+        if (in_match[i] < 0) continue;
+        int j = in_match[i];
+        matched_in |= 1ULL << i;
+        matched_out |= 1ULL << j;
+        out->match_out[i] = (uint8_t)j;
+        /* Step 3: transfer the head flit. */
+        if (voq) {
+            xq *q = &c->q[i * n + j];
+            xq_entry *e = xq_head(q);
+            if (e->aux & 1) { /* a multicast copy: others of it may join below */
+                popseq[i] = e->aux;
+                mc_in |= 1ULL << i;
+            }
+            drive(slot, i, j, e->data);
+            xq_pop(q);
+            c->occ[i]--;
+            c->backlog--;
+            c->cr |= 1ULL << i;
+            c->cr_q[i] = (uint8_t)j;
+            if (!q->count) {
+                c->req_in[i] &= ~(1ULL << j);
+                c->req_out[j] &= ~(1ULL << i);
+            }
+        } else {
+            xq_entry *e = xq_head(&c->q[i]);
+            drive(slot, i, j, e->data);
+            e->aux &= ~(1ULL << j);
+            c->req_in[i] &= ~(1ULL << j);
+            c->req_out[j] &= ~(1ULL << i);
+            if (e->aux) mc_in |= 1ULL << i;
+        }
+    }
+    out->match_in = matched_in;
+
+    /* Multicast fan-out read: outputs left unmatched join a matched input
+     * that is sending a copy of the flit at the head of their queue. */
+    if (c->cfg.fanout_read && mc_in) {
+        for (uint64_t outs = c->all & ~matched_out; outs; outs &= outs - 1) {
+            int j = __builtin_ctzll(outs);
+            uint64_t cand = c->req_out[j] & mc_in, ok = 0;
+            if (!cand) continue;
+            if (voq) {
+                for (uint64_t m = cand; m; m &= m - 1) {
+                    int i = __builtin_ctzll(m);
+                    if (xq_head(&c->q[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
+                }
+            } else {
+                ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
+            }
+            if (!ok) continue;
+            int i = xbar_rr_pick(ok, c->fan_ptr[j]);
+            c->fan_ptr[j] = (uint8_t)((i + 1) % n);
+            c->last_fanout++;
+            if (voq) {
+                xq *q = &c->q[i * n + j];
+                drive(slot, i, j, xq_head(q)->data);
+                xq_pop(q);
+                c->occ[i]--;
+                c->backlog--;
+                c->cr_extra[i] |= 1ULL << j;
+                c->cr_extra_any = 1;
+                if (!q->count) {
+                    c->req_in[i] &= ~(1ULL << j);
+                    c->req_out[j] &= ~(1ULL << i);
+                }
+            } else {
+                xq_entry *e = xq_head(&c->q[i]);
+                drive(slot, i, j, e->data);
+                e->aux &= ~(1ULL << j);
+                c->req_in[i] &= ~(1ULL << j);
+                c->req_out[j] &= ~(1ULL << i);
+            }
+        }
+    }
+
+    /* FIFO: a head leaves (one credit) when its last destination is served. */
+    if (!voq) {
+        for (uint64_t m = matched_in; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            xq *q = &c->q[i];
+            if (xq_head(q)->aux) continue;
+            xq_pop(q);
+            c->occ[i]--;
+            c->backlog--;
+            c->cr |= 1ULL << i;
+            c->cr_q[i] = 0;
+            if (q->count) {
+                uint64_t dm = xq_head(q)->aux;
+                c->req_in[i] = dm;
+                for (; dm; dm &= dm - 1) c->req_out[__builtin_ctzll(dm)] |= 1ULL << i;
+            }
+        }
+    }
+
+    /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
+    for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        const xbar_flit *f = &in->in[i];
+        uint64_t dm = f->dest_mask & c->all;
+        if (!dm || dm != f->dest_mask) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
+        uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
+        if (voq) {
+            int copies = __builtin_popcountll(dm);
+            if (c->cfg.depth && c->cfg.shared && c->occ[i] + (uint32_t)copies > (uint32_t)c->cfg.depth)
+                core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
+            for (uint64_t d = dm; d; d &= d - 1) {
+                int j = __builtin_ctzll(d);
+                xq *q = &c->q[i * n + j];
+                if (c->cfg.depth && !c->cfg.shared && q->count >= (uint32_t)c->cfg.depth)
+                    core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
+                if (!q->count) {
+                    c->req_in[i] |= 1ULL << j;
+                    c->req_out[j] |= 1ULL << i;
+                }
+                xq_push(q, f->data, s);
+            }
+            c->occ[i] += (uint32_t)copies;
+            c->backlog += (uint64_t)copies;
+        } else {
+            xq *q = &c->q[i];
+            if (c->cfg.depth && q->count >= (uint32_t)c->cfg.depth)
+                core_fatal(c, "input FIFO overflow (upstream ignored credits)", i, 0);
+            if (!q->count) {
+                c->req_in[i] = dm;
+                for (uint64_t d = dm; d; d &= d - 1) c->req_out[__builtin_ctzll(d)] |= 1ULL << i;
+            }
+            xq_push(q, f->data, dm);
+            c->occ[i]++;
+            c->backlog++;
+        }
+    }
+    c->t++;
+}
+
+static void tl_step(void *impl, const xbar_in *in, xbar_out *out) { xbar_core_step(impl, in, out); }
+static void tl_free(void *impl) { xbar_core_free(impl); }
+const xbar_core_ops xbar_core_tl_ops = { "tl", tl_step, tl_free };
+
+const xbar_core_cfg *xbar_core_config(const xbar_core *c) { return &c->cfg; }
+uint64_t xbar_core_cycle(const xbar_core *c) { return c->t; }
+uint64_t xbar_core_backlog(const xbar_core *c) { return c->backlog; }
+int xbar_core_last_matches(const xbar_core *c) { return c->last_matches; }
+int xbar_core_last_fanout(const xbar_core *c) { return c->last_fanout; }
+const xbar_alloc *xbar_core_allocator(const xbar_core *c) { return c->alloc; }
+
+uint64_t xbar_core_in_flight(const xbar_core *c)
+{
+    uint64_t s = 0;
+    for (int k = 0; k < c->cfg.latency; k++) s += (uint64_t)__builtin_popcountll(c->pipe[k].valid);
+    return s;
+}
+
+uint32_t xbar_core_queue_len(const xbar_core *c, int in, int queue)
+{
+    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->q[in * c->n + queue].count;
+    return queue == 0 ? c->q[in].count : 0;
+}

@@ -1,0 +1,64 @@
+/* The C crossbar core: a pure cycle-level model (no kernel), the golden
+ * reference for the RTL. One call of step() is one clock cycle exactly as
+ * docs/crossbar-cycle-rules.md specifies; xbar_core_tl_ops exposes it behind
+ * the xbar_core_ops interface of xbar_io.h so a Verilated core can stand in. */
+#ifndef XBAR_CORE_H
+#define XBAR_CORE_H
+
+#include "models/nvswitch/xbar_alloc.h"
+#include "models/nvswitch/xbar_io.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum xbar_queue_kind { XBAR_QUEUE_VOQ = 0, XBAR_QUEUE_FIFO } xbar_queue_kind;
+typedef enum xbar_inject { XBAR_INJECT_NONE = 0, XBAR_INJECT_RRM } xbar_inject;
+
+typedef struct xbar_core_cfg {
+    int ports;               /* N, 2..64 */
+    xbar_queue_kind queue;   /* voq: one queue per (input, output); fifo: one per input */
+    int depth;               /* flits per queue (shared: per input); 0 = unbounded */
+    int shared;              /* 1: the VOQs of an input share one buffer of `depth` flits */
+    xbar_alloc_kind alloc;
+    int iters;               /* allocator iterations (>= 1) */
+    int latency;             /* pipeline latency L >= 1: matched in t, driven in t+L */
+    xbar_inject inject;      /* XBAR_INJECT_RRM: known-wrong RRM pointer update (islip only) */
+    int fanout_read;         /* multicast fan-out read (docs "Multicast fan-out read") */
+    uint64_t seed;           /* pim */
+} xbar_core_cfg;
+
+typedef struct xbar_core xbar_core;
+
+/* Defaults: voq, depth 0, islip, iters 1, latency 1, no inject, no fan-out read. */
+void xbar_core_cfg_default(xbar_core_cfg *cfg, int ports);
+/* 0 if valid; otherwise -1 with a message naming the field in `why`. */
+int xbar_core_cfg_check(const xbar_core_cfg *cfg, char *why, size_t n);
+
+/* NULL if the configuration is invalid (see xbar_core_cfg_check). */
+xbar_core *xbar_core_new(const xbar_core_cfg *cfg);
+void xbar_core_free(xbar_core *c);
+/* One cycle: `in` = flits presented this cycle, `out` = what the core drives
+ * this cycle. out->out_data/out_src are written only for bits set in
+ * out->valid, credit_queue only for bits in out->credit; credit_extra[0..N-1],
+ * match_in and valid/credit are always written. The caller must respect the
+ * credits: a write into a full queue aborts (broken invariant). */
+void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out);
+
+/* The core as an xbar_core_ops implementation (impl = xbar_core *). */
+extern const xbar_core_ops xbar_core_tl_ops;
+
+/* Inspection. */
+const xbar_core_cfg *xbar_core_config(const xbar_core *c);
+uint64_t xbar_core_cycle(const xbar_core *c);       /* cycles stepped so far */
+uint64_t xbar_core_backlog(const xbar_core *c);     /* flit copies held in queues (FIFO: entries) */
+uint64_t xbar_core_in_flight(const xbar_core *c);   /* flits in the output pipeline */
+uint32_t xbar_core_queue_len(const xbar_core *c, int in, int queue);
+int xbar_core_last_matches(const xbar_core *c);     /* allocator matches of the last step */
+int xbar_core_last_fanout(const xbar_core *c);      /* copies that joined by fan-out read */
+const xbar_alloc *xbar_core_allocator(const xbar_core *c);
+
+/* "voq"/"fifo" and "none"/"rrm"; -1 if unknown. */
+int xbar_queue_parse(const char *name);
+int xbar_inject_parse(const char *name);
+
+#endif

@@ -1,0 +1,327 @@
+/* Endpoints: sources and sinks around a switch (see endpoints.h). */
+#include "models/traffic/endpoints.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool tep_cycle(void *ctx, uint64_t cycle);
+static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
+
+tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp)
+{
+    tep *e = calloc(1, sizeof *e);
+    if (!e) sim_fatal("out of memory");
+    e->k = k;
+    e->cfg = *cfg;
+    e->pp = pp;
+    e->mp = mp;
+    e->injecting = cfg->bernoulli_mask != 0 && cfg->load > 0;
+    e->sending = true;
+    e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
+    sim_hist_init(&e->latency_cycles, "latency_cycles");
+    for (int i = 0; i < cfg->ports; i++) {
+        tep_port *p = &e->port[i];
+        p->owner = e;
+        p->idx = i;
+        p->cur_q = -1;
+        sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
+        for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->last_seq[s] = -1;
+    }
+    e->first_delivery_ps = SIM_TIME_MAX;
+    sim_clock_add(clk, &e->h, "endpoints", tep_cycle, e);
+    return e;
+}
+
+void tep_free(tep *e)
+{
+    if (!e) return;
+    for (int i = 0; i < e->cfg.ports; i++)
+        for (int q = 0; q < TEP_QUEUES; q++) free(e->port[i].q[q].buf);
+    sim_hist_free(&e->latency_cycles);
+    free(e);
+}
+
+void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx)
+{
+    e->port[port].tx = tx;
+    e->port[port].rx = rx;
+    sim_link_set_receiver(rx, tep_recv, &e->port[port]);
+}
+
+void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc)
+{
+    switch (mode) {
+    case TEP_CREDIT_NONE: lc->credit_types = 0; break;
+    case TEP_CREDIT_PER_DEST:
+        lc->credit_types = (unsigned)ports;
+        for (int j = 0; j < ports; j++) lc->credits[j] = (uint32_t)depth;
+        break;
+    case TEP_CREDIT_PER_FLIT:
+    case TEP_CREDIT_PER_COPY:
+        lc->credit_types = 1;
+        lc->credits[0] = (uint32_t)depth;
+        break;
+    }
+}
+
+static inline bool ring_empty(const tep_ring *r) { return r->len == 0; }
+static inline uint32_t ring_head(const tep_ring *r) { return r->buf[r->head]; }
+
+static void ring_push(tep_ring *r, uint32_t v)
+{
+    if (r->len == r->cap) {
+        uint32_t cap = r->cap ? 2 * r->cap : 16;
+        uint32_t *nb = malloc(cap * sizeof *nb);
+        if (!nb) sim_fatal("out of memory");
+        for (uint32_t k = 0; k < r->len; k++) nb[k] = r->buf[(r->head + k) & (r->cap - 1)];
+        free(r->buf);
+        r->buf = nb;
+        r->head = 0;
+        r->cap = cap;
+    }
+    r->buf[(r->head + r->len++) & (r->cap - 1)] = v;
+}
+
+static inline void ring_pop(tep_ring *r)
+{
+    r->head = (r->head + 1) & (r->cap - 1);
+    r->len--;
+}
+
+static int queue_of(const tep *e, uint64_t mask)
+{
+    if (!e->cfg.src_voq) return 0;
+    return (mask & (mask - 1)) ? TEP_MCAST_Q : __builtin_ctzll(mask);
+}
+
+static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_t payload, uint32_t tag)
+{
+    tep_port *p = &e->port[src];
+    if (nflits < 1 || nflits > TPKT_MAX_FLITS) sim_fatal("endpoint %d: packet of %u flits", src, nflits);
+    tpkt *k = tpkt_alloc(e->pp);
+    k->src = (uint16_t)src;
+    k->nflits = (uint16_t)nflits;
+    k->dest_mask = mask;
+    k->created_ps = sim_now(e->k);
+    k->payload_bytes = payload;
+    k->copies_left = nflits * (uint32_t)__builtin_popcountll(mask);
+    k->msg = tag;
+    k->id = p->next_id++;
+    p->generated_flits += nflits;
+    e->flits_generated += nflits;
+    int qi = queue_of(e, mask);
+    if (ring_empty(&p->q[qi])) p->head_flits[qi] = (uint16_t)nflits;
+    ring_push(&p->q[qi], k->idx);
+    if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
+    return k;
+}
+
+/* Credits `n` flits of packet k need, checked (spend = false) or spent. */
+static bool credits_ok(const tep *e, const sim_link *l, const tpkt *k, uint32_t n)
+{
+    switch (e->cfg.credit_mode) {
+    case TEP_CREDIT_NONE: return true;
+    case TEP_CREDIT_PER_FLIT: return sim_link_can_send(l, 0, n);
+    case TEP_CREDIT_PER_COPY: return sim_link_can_send(l, 0, n * (uint32_t)__builtin_popcountll(k->dest_mask));
+    case TEP_CREDIT_PER_DEST:
+        for (uint64_t d = k->dest_mask; d; d &= d - 1)
+            if (!sim_link_can_send(l, (unsigned)__builtin_ctzll(d), n)) return false;
+        return true;
+    }
+    return false;
+}
+
+static void send_spending(tep *e, sim_link *l, const tpkt *k, uint32_t n, void *msg, uint32_t bytes)
+{
+    bool ok = true;
+    switch (e->cfg.credit_mode) {
+    case TEP_CREDIT_NONE: sim_link_send(l, msg, bytes); break;
+    case TEP_CREDIT_PER_FLIT: ok = sim_link_try_send(l, msg, bytes, 0, n); break;
+    case TEP_CREDIT_PER_COPY: ok = sim_link_try_send(l, msg, bytes, 0, n * (uint32_t)__builtin_popcountll(k->dest_mask)); break;
+    case TEP_CREDIT_PER_DEST: {
+        uint64_t m = k->dest_mask;
+        ok = sim_link_try_send(l, msg, bytes, (unsigned)__builtin_ctzll(m), n);
+        /* a multicast flit takes a slot in every destination's VOQ: the other
+         * pools are spent without a message of their own */
+        for (m &= m - 1; ok && m; m &= m - 1) sim_link_hold_credits(l, (unsigned)__builtin_ctzll(m), n);
+        break;
+    }
+    }
+    if (!ok) sim_fatal("endpoint: credits checked but not available");
+}
+
+/* Round-robin over non-empty source queues starting at p->rr (the multicast
+ * queue sits at position TEP_MCAST_Q): the first whose head can go. */
+static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
+{
+    if (!e->cfg.src_voq) {
+        if (ring_empty(&p->q[0])) return -1;
+        const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[0]));
+        return credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : need_flits_saf) ? 0 : -1;
+    }
+    const bool mc = !ring_empty(&p->q[TEP_MCAST_Q]);
+    const int start = p->rr;
+    /* dest queues at or after start, then the multicast queue, then the rest */
+    uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : p->q_mask & (~0ULL << start);
+    uint64_t lo = p->q_mask & ~hi;
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            if (!mc) continue;
+            const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[TEP_MCAST_Q]));
+            if (credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : 1)) return TEP_MCAST_Q;
+            continue;
+        }
+        for (uint64_t m = pass == 0 ? hi : lo; m; m &= m - 1) {
+            int qi = __builtin_ctzll(m);
+            /* a unicast queue: one destination pool (or the input's pool) decides */
+            uint32_t need = e->cfg.saf ? p->head_flits[qi] : 1;
+            bool ok;
+            switch (e->cfg.credit_mode) {
+            case TEP_CREDIT_NONE: ok = true; break;
+            case TEP_CREDIT_PER_DEST: ok = sim_link_can_send(p->tx, (unsigned)qi, need); break;
+            default: ok = sim_link_can_send(p->tx, 0, need); break;
+            }
+            if (ok) return qi;
+        }
+    }
+    return -1;
+}
+
+static bool tep_cycle(void *ctx, uint64_t cycle)
+{
+    (void)cycle;
+    tep *e = ctx;
+    const sim_time_ps now = sim_now(e->k);
+    bool busy = e->injecting;
+    for (int i = 0; i < e->cfg.ports; i++) {
+        tep_port *p = &e->port[i];
+        if (e->injecting && (e->cfg.bernoulli_mask >> i & 1) && sim_rng_double(&p->rng) < e->p_packet) {
+            int d = traffic_dest_pick(e->cfg.dest, i, &p->rng);
+            new_packet(e, i, 1ULL << d, (unsigned)e->cfg.pkt_flits, (uint32_t)(e->cfg.pkt_flits - 1) * (uint32_t)e->cfg.flit_bytes, 0);
+        }
+        if (p->msg && e->sending && p->msg_queued == 0) { /* cut the message lazily: one packet ahead */
+            uint32_t payload;
+            uint64_t mask;
+            if (traffic_message_next(p->msg, &payload, &mask)) {
+                unsigned nflits = 1 + (payload + (uint32_t)e->cfg.flit_bytes - 1) / (uint32_t)e->cfg.flit_bytes;
+                new_packet(e, i, mask, nflits, payload, p->msg_tag);
+                p->msg_queued++;
+            }
+        }
+        if (!e->sending) continue;
+        if (p->cur_q < 0 && !p->q_mask && ring_empty(&p->q[TEP_MCAST_Q]) && ring_empty(&p->q[0])) continue;
+        busy = true;
+        if (sim_link_tx_free_ps(p->tx) > now) continue; /* the wire is still serialising */
+        int qi = p->cur_q;
+        if (qi < 0) {
+            qi = pick_queue(e, p, 1);
+            if (qi < 0) continue;
+        }
+        tep_ring *r = &p->q[qi];
+        tpkt *k = tpkt_at(e->pp, ring_head(r));
+        unsigned first = e->cfg.saf ? 0 : p->cur_flit;
+        unsigned count = e->cfg.saf ? k->nflits : 1;
+        if (p->cur_q >= 0 && !credits_ok(e, p->tx, k, count)) continue; /* mid-packet, waiting for a credit */
+        if (first == 0) { /* the flow order is the order packets go onto the wire */
+            k->seq0 = p->next_seq;
+            p->next_seq += k->nflits;
+        }
+        tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
+        send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
+        uint64_t copies = (uint64_t)count * (uint64_t)__builtin_popcountll(k->dest_mask);
+        e->copies_sent += copies;
+        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
+        if (first + count == k->nflits) {
+            p->cur_flit = 0;
+            p->cur_q = -1;
+            ring_pop(r);
+            if (!ring_empty(r)) p->head_flits[qi] = tpkt_at(e->pp, ring_head(r))->nflits;
+            if (k->msg) p->msg_queued--;
+            if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
+            if (!e->cfg.src_voq && ring_empty(r)) p->q_mask = 0;
+            p->rr = qi + 1 == TEP_QUEUES ? 0 : qi + 1;
+        } else {
+            p->cur_flit = first + count;
+            p->cur_q = qi;
+        }
+    }
+    return busy;
+}
+
+static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)bytes;
+    (void)l;
+    tep_port *p = ctx;
+    tep *e = p->owner;
+    const int dst = p->idx;
+    tmsg *m = msg;
+    tpkt *k = tpkt_at(e->pp, m->pkt);
+    const sim_time_ps now = sim_now(e->k);
+    if (!(k->dest_mask >> dst & 1)) sim_fatal("endpoint: flit of P%u.%u delivered to port %d, not a destination", k->src, k->id, dst);
+    const bool in_window = now >= e->cfg.warmup_ps && now < e->cfg.end_ps;
+    for (unsigned f = m->first; f < (unsigned)m->first + m->count; f++) {
+        int64_t seq = (int64_t)(k->seq0 + f);
+        int64_t *last = &p->last_seq[k->src];
+        if (seq > *last) *last = seq;
+        else if (seq == *last) e->duplicated++;
+        else e->out_of_order++;
+        p->recv_from[k->src]++;
+        e->copies_delivered++;
+        if (in_window) {
+            p->win_out++;
+            e->port[k->src].win_in++;
+            if (e->cfg.record_latency)
+                sim_hist_add(&e->latency_cycles, (double)(now - k->created_ps) / (double)e->cfg.period_ps);
+        }
+        if (k->msg && p->msg_bytes_total && f > 0) {
+            uint32_t off = (f - 1) * (uint32_t)e->cfg.flit_bytes;
+            uint32_t b = k->payload_bytes - off < (uint32_t)e->cfg.flit_bytes ? k->payload_bytes - off : (uint32_t)e->cfg.flit_bytes;
+            p->msg_bytes_recv += b;
+            if (!p->msg_done && p->msg_bytes_recv >= p->msg_bytes_total) {
+                p->msg_done = true;
+                p->msg_done_ps = now;
+                e->msg_dests_done++;
+                if (e->msg_dests_done == e->msg_dests) {
+                    e->msg_done_ps = now;
+                    if (e->stop_when_msg_done) sim_stop(e->k);
+                }
+            }
+        }
+        if (k->copies_left == 0) sim_fatal("endpoint: P%u.%u delivered more copies than it has", k->src, k->id);
+        if (--k->copies_left == 0) tpkt_release(e->pp, k);
+    }
+    if (e->stop_when_drained && e->copies_delivered == e->copies_sent) sim_stop(e->k);
+    if (e->first_delivery_ps == SIM_TIME_MAX) e->first_delivery_ps = now;
+    e->last_delivery_ps = now;
+    tmsg_release(e->mp, m);
+}
+
+void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool stop_when_done)
+{
+    e->port[src].msg = m;
+    e->port[src].msg_tag = tag;
+    e->stop_when_msg_done = stop_when_done;
+    e->msg_dests = __builtin_popcountll(m->dest_mask);
+    for (uint64_t d = m->dest_mask; d; d &= d - 1) e->port[__builtin_ctzll(d)].msg_bytes_total = m->bytes;
+    sim_clock_wake(&e->h);
+}
+
+void tep_stop_injection(tep *e) { e->injecting = false; }
+
+uint64_t tep_queued_copies(const tep *e)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < e->cfg.ports; i++) {
+        const tep_port *p = &e->port[i];
+        for (int q = 0; q < TEP_QUEUES; q++) {
+            const tep_ring *r = &p->q[q];
+            for (uint32_t x = 0; x < r->len; x++) {
+                const tpkt *k = tpkt_at(e->pp, r->buf[(r->head + x) & (r->cap - 1)]);
+                unsigned left = k->nflits - (q == p->cur_q && x == 0 ? p->cur_flit : 0);
+                s += (uint64_t)left * (uint64_t)__builtin_popcountll(k->dest_mask);
+            }
+        }
+    }
+    return s;
+}

@@ -1,0 +1,119 @@
+/* The endpoints around a switch: per port a source (Bernoulli packets to a
+ * pattern, or a message) that sends over its link toward the switch under the
+ * link's credits, and a sink behind the switch's output link that records
+ * per-flit latency, per-flow order, duplicates and message completion.
+ * All N sources run in ONE clock handler (no per-port events). */
+#ifndef TRAFFIC_ENDPOINTS_H
+#define TRAFFIC_ENDPOINTS_H
+
+#include "models/traffic/packet.h"
+#include "models/traffic/traffic.h"
+#include "sim/clock.h"
+#include "sim/link.h"
+#include "sim/stats.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How the switch's input buffer counts space (the link's credit pools). */
+typedef enum tep_credit_mode {
+    TEP_CREDIT_NONE = 0,        /* unbounded buffers: no flow control */
+    TEP_CREDIT_PER_DEST,        /* one pool per VOQ: a flit spends one of every destination's pool */
+    TEP_CREDIT_PER_FLIT,        /* one pool per input (FIFO): a flit spends one */
+    TEP_CREDIT_PER_COPY,        /* one shared pool per input (shared VOQ buffer): one per copy */
+} tep_credit_mode;
+
+typedef struct tep_cfg {
+    int ports;
+    int flit_bytes;
+    sim_time_ps period_ps;      /* one flit time on the link = the switch clock period */
+    bool saf;                   /* links carry whole packets (store-and-forward) instead of flits */
+    bool src_voq;               /* per-destination source queues (the switch has VOQs) */
+    tep_credit_mode credit_mode;
+    /* Bernoulli sources */
+    uint64_t bernoulli_mask;    /* ports that inject */
+    double load;                /* offered flits per cycle per injecting port */
+    int pkt_flits;              /* flits per Bernoulli packet (header included) */
+    traffic_dest *dest;
+    /* measurement window for latency and throughput: [warmup_ps, end_ps) */
+    sim_time_ps warmup_ps, end_ps;
+    bool record_latency;
+    uint64_t seed;
+} tep_cfg;
+
+struct tep;
+
+#define TEP_QUEUES (TRAFFIC_MAX_PORTS + 1) /* per destination + multicast */
+#define TEP_MCAST_Q TRAFFIC_MAX_PORTS
+
+typedef struct tep_ring { uint32_t *buf; uint32_t head, len, cap; } tep_ring;
+
+typedef struct tep_port {
+    struct tep *owner;
+    int idx;
+    sim_link *tx, *rx;
+    /* Source queues of packet indices: one per destination plus one for
+     * multicast (src_voq), else queue 0 only (a FIFO). A flow's packets share
+     * one queue, so the source keeps per-flow order. */
+    tep_ring q[TEP_QUEUES];
+    uint64_t q_mask;            /* non-empty destination queues */
+    uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
+    int rr;                     /* queue looked at first next time (0..TEP_QUEUES-1) */
+    int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
+    unsigned cur_flit;          /* wormhole: next flit of that packet */
+    uint64_t next_seq;
+    uint32_t next_id;
+    sim_rng rng;
+    traffic_message *msg;       /* message source, or NULL */
+    uint32_t msg_tag;
+    uint32_t msg_queued;        /* message packets cut and not yet sent */
+    uint64_t msg_bytes_total;   /* sink: bytes expected for the message (0 = not a destination) */
+    uint64_t msg_bytes_recv;
+    sim_time_ps msg_done_ps;
+    bool msg_done;
+    int64_t last_seq[TRAFFIC_MAX_PORTS];   /* sink: per source, last flit sequence seen */
+    uint64_t recv_from[TRAFFIC_MAX_PORTS]; /* sink: flit copies received per source */
+    uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
+    uint64_t win_in, win_out;              /* flits delivered in the window: from this source / at this sink */
+    uint64_t generated_flits;
+} tep_port;
+
+typedef struct tep {
+    sim_kernel *k;
+    tep_cfg cfg;
+    tpkt_pool *pp;
+    tmsg_pool *mp;
+    tep_port port[TRAFFIC_MAX_PORTS];
+    sim_clock_handler h;
+    bool injecting;             /* Bernoulli sources generate while true */
+    bool sending;               /* sources send queued packets while true (false: drain the network) */
+    bool stop_when_drained;     /* sim_stop once every copy sent has been delivered */
+    double p_packet;
+    /* totals */
+    uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
+    uint64_t flits_generated;
+    sim_hist latency_cycles;    /* delivered in the window */
+    sim_time_ps first_delivery_ps, last_delivery_ps;
+    /* message completion */
+    int msg_dests, msg_dests_done;
+    sim_time_ps msg_done_ps;
+    bool stop_when_msg_done;
+} tep;
+
+tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp);
+void tep_free(tep *e);
+/* port's links: tx toward the switch, rx from it. */
+void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx);
+/* A message source at port `src` (owned by the caller), and its destinations'
+ * expected byte counts; completion stops the kernel if stop_when_done. */
+void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool stop_when_done);
+/* Stop generating Bernoulli traffic (queued packets still go out). */
+void tep_stop_injection(tep *e);
+/* Flit copies still waiting in source queues (not yet sent). */
+uint64_t tep_queued_copies(const tep *e);
+/* Copies sent and not yet delivered. */
+static inline uint64_t tep_in_network(const tep *e) { return e->copies_sent - e->copies_delivered; }
+/* Credit pools for a port's link toward a switch with this buffer organisation. */
+void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc);
+
+#endif

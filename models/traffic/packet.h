@@ -1,0 +1,80 @@
+/* Packets of a header flit plus data flits, shared by endpoints and switches.
+ * Packets live in a chunked pool (stable addresses, a free list, nothing
+ * allocated per flit in steady state); a flit is (packet index, flit index),
+ * packed into the 64-bit word the crossbar core carries as opaque data. */
+#ifndef TRAFFIC_PACKET_H
+#define TRAFFIC_PACKET_H
+
+#include "sim/kernel.h"
+
+#include <stdint.h>
+
+typedef struct tpkt {
+    uint32_t idx;            /* own pool index */
+    uint16_t src;            /* source port */
+    uint16_t nflits;         /* header + data flits (<= TPKT_MAX_FLITS) */
+    uint64_t dest_mask;      /* bit j: destination port j */
+    uint64_t seq0;           /* per-source flit sequence number of flit 0 */
+    sim_time_ps created_ps;  /* when the source generated it */
+    uint32_t payload_bytes;
+    uint32_t copies_left;    /* flit copies not yet delivered (nflits x destinations) */
+    uint32_t msg;            /* message tag (fan-out test); 0 = background */
+    uint32_t id;             /* per-source packet number, for labels */
+} tpkt;
+
+#define TPKT_MAX_FLITS 255
+#define TPKT_CHUNK 4096
+
+typedef struct tpkt_pool {
+    tpkt **chunks;
+    uint32_t n_chunks, cap_chunks;
+    uint32_t *free_idx;
+    uint32_t n_free, cap_free;
+    uint64_t live;
+} tpkt_pool;
+
+void tpkt_pool_init(tpkt_pool *p);
+void tpkt_pool_free(tpkt_pool *p);
+tpkt *tpkt_alloc(tpkt_pool *p);
+void tpkt_release(tpkt_pool *p, tpkt *k);
+static inline tpkt *tpkt_at(const tpkt_pool *p, uint32_t idx) { return &p->chunks[idx / TPKT_CHUNK][idx % TPKT_CHUNK]; }
+
+/* Flit word: flit index [7:0], packet flits [15:8], source port [23:16],
+ * packet pool index [55:24]. What a switch needs per flit travels in the word,
+ * so the packet record (likely out of cache) is read only at the ends. */
+static inline uint64_t tflit_word(const tpkt *k, unsigned flit)
+{
+    return (uint64_t)k->idx << 24 | (uint64_t)(k->src & 0xff) << 16 | (uint64_t)(k->nflits & 0xff) << 8 | (flit & 0xff);
+}
+static inline uint32_t tflit_pkt(uint64_t word) { return (uint32_t)(word >> 24); }
+static inline unsigned tflit_index(uint64_t word) { return (unsigned)(word & 0xff); }
+static inline unsigned tflit_nflits(uint64_t word) { return (unsigned)(word >> 8 & 0xff); }
+static inline unsigned tflit_src(uint64_t word) { return (unsigned)(word >> 16 & 0xff); }
+
+/* What a link carries: flits [first, first+count) of one packet (one flit in
+ * wormhole mode, the whole packet in store-and-forward mode). Pooled too. */
+typedef struct tmsg {
+    uint32_t pkt;
+    uint16_t first, count;
+    struct tmsg *next_free;
+} tmsg;
+
+typedef struct tmsg_pool {
+    tmsg **chunks;
+    uint32_t n_chunks, cap_chunks;
+    tmsg *free_list;
+} tmsg_pool;
+
+void tmsg_pool_init(tmsg_pool *p);
+void tmsg_pool_free(tmsg_pool *p);
+tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count);
+static inline void tmsg_release(tmsg_pool *p, tmsg *m)
+{
+    m->next_free = p->free_list;
+    p->free_list = m;
+}
+
+/* Wave label of a message: "P<src>.<id> f<first>[-<last>]/<n> ><dests>". */
+void tmsg_label(const tpkt_pool *pp, const tmsg *m, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,539 @@
+/* Unit tests of the crossbar allocators and the C crossbar core: the iSLIP
+ * reset ramp, the pointer rules, PIM determinism, matching validity, the
+ * multicast bookkeeping, pipeline timing and the lock-step comparator. */
+#include "models/nvswitch/xbar_alloc.h"
+#include "models/nvswitch/xbar_core.h"
+#include "models/nvswitch/xbar_lockstep.h"
+#include "sim/rng.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ck_assert costs a syscall per call (Check marks every point), so hot loops
+ * test with plain ifs and only call into Check on failure. */
+#define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
+
+static xbar_core *core_make(int n, xbar_queue_kind q, xbar_alloc_kind a, int iters, int depth, int latency,
+                            int fanout, xbar_inject inj)
+{
+    xbar_core_cfg cfg;
+    xbar_core_cfg_default(&cfg, n);
+    cfg.queue = q;
+    cfg.alloc = a;
+    cfg.iters = iters;
+    cfg.depth = depth;
+    cfg.latency = latency;
+    cfg.fanout_read = fanout;
+    cfg.inject = inj;
+    cfg.seed = 7;
+    xbar_core *c = xbar_core_new(&cfg);
+    ck_assert_ptr_nonnull(c);
+    return c;
+}
+
+/* Every VOQ backlogged from the first allocation (an all-ones multicast flit
+ * presented at every input every cycle, fan-out read off): iSLIP-1 matches
+ * t+1 pairs in allocation cycle t for t < N, then N; the first N cycles
+ * deliver N(N+1)/2 cells. */
+static void ramp_check(int n, int latency)
+{
+    xbar_core *c = core_make(n, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 0, latency, 0, XBAR_INJECT_NONE);
+    xbar_in in;
+    xbar_out out;
+    memset(&in, 0, sizeof in);
+    in.valid = xbar_mask_all(n);
+    for (int i = 0; i < n; i++) in.in[i].dest_mask = xbar_mask_all(n);
+    long delivered = 0;
+    for (int s = 0; s < 3 * n + latency + 1; s++) {
+        for (int i = 0; i < n; i++) in.in[i].data = ((uint64_t)i << 32) | (uint64_t)s;
+        xbar_core_step(c, &in, &out);
+        int m = xbar_core_last_matches(c);
+        /* step 0 sees empty queues; allocation cycle t = step t+1 */
+        int expect = s == 0 ? 0 : (s - 1 < n ? s : n);
+        REQUIRE(m == expect, "N=%d step %d: %d matches, expected %d", n, s, m, expect);
+        REQUIRE(__builtin_popcountll(out.match_in) == m, "match_in");
+        if (s >= 1 + latency && s < 1 + latency + n) delivered += __builtin_popcountll(out.valid);
+        REQUIRE(s >= 1 + latency || out.valid == 0, "early output");
+    }
+    ck_assert_int_eq(delivered, (long)n * (n + 1) / 2);
+    xbar_core_free(c);
+}
+
+START_TEST(islip1_reset_ramp)
+{
+    ramp_check(16, 1);
+    ramp_check(64, 1);
+    ramp_check(5, 3);
+    ramp_check(2, 1);
+    ramp_check(37, 2);
+}
+END_TEST
+
+START_TEST(islip4_starts_at_4)
+{
+    xbar_core *c = core_make(16, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 4, 0, 1, 0, XBAR_INJECT_NONE);
+    xbar_in in;
+    xbar_out out;
+    memset(&in, 0, sizeof in);
+    in.valid = xbar_mask_all(16);
+    for (int i = 0; i < 16; i++) in.in[i].dest_mask = xbar_mask_all(16);
+    xbar_core_step(c, &in, &out);
+    xbar_core_step(c, &in, &out);
+    ck_assert_int_eq(xbar_core_last_matches(c), 4);
+    xbar_core_free(c);
+}
+END_TEST
+
+/* Grant pointers move only when the grant is accepted; RRM moves them anyway. */
+START_TEST(islip_pointer_only_on_accept)
+{
+    for (int rrm = 0; rrm <= 1; rrm++) {
+        xbar_alloc *a = xbar_alloc_islip_new(4, 1, rrm);
+        uint64_t rin[4] = { 0x3, 0, 0, 0 }, rout[4] = { 0x1, 0x1, 0, 0 };
+        int8_t im[4], om[4];
+        ck_assert_int_eq(xbar_alloc_run(a, rin, rout, im, om), 1);
+        ck_assert_int_eq(im[0], 0);
+        ck_assert_int_eq(om[0], 0);
+        ck_assert_int_eq(om[1], -1);
+        ck_assert_int_eq(xbar_alloc_grant_ptr(a, 0), 1);
+        ck_assert_int_eq(xbar_alloc_accept_ptr(a, 0), 1);
+        /* output 1 granted input 0, which declined */
+        ck_assert_int_eq(xbar_alloc_grant_ptr(a, 1), rrm ? 1 : 0);
+        xbar_alloc_free(a);
+    }
+}
+END_TEST
+
+/* Matches made in iteration 2 leave every pointer alone. */
+START_TEST(islip_pointer_only_in_iteration1)
+{
+    xbar_alloc *a = xbar_alloc_islip_new(4, 2, 0);
+    /* inputs 0 and 1 both request outputs 0 and 1 */
+    uint64_t rin[4] = { 0x3, 0x3, 0, 0 }, rout[4] = { 0x3, 0x3, 0, 0 };
+    int8_t im[4], om[4];
+    ck_assert_int_eq(xbar_alloc_run(a, rin, rout, im, om), 2);
+    ck_assert_int_eq(im[0], 0); /* iteration 1 */
+    ck_assert_int_eq(im[1], 1); /* iteration 2 */
+    ck_assert_int_eq(xbar_alloc_grant_ptr(a, 0), 1);
+    ck_assert_int_eq(xbar_alloc_accept_ptr(a, 0), 1);
+    ck_assert_int_eq(xbar_alloc_grant_ptr(a, 1), 0);
+    ck_assert_int_eq(xbar_alloc_accept_ptr(a, 1), 0);
+    /* Next cycle: output 0 now prefers input 1, output 1 still input 0 */
+    ck_assert_int_eq(xbar_alloc_run(a, rin, rout, im, om), 2);
+    ck_assert_int_eq(im[1], 0);
+    ck_assert_int_eq(im[0], 1);
+    xbar_alloc_free(a);
+}
+END_TEST
+
+/* Random request matrices: every allocator returns a matching that is a
+ * subset of the requests; wavefront and iSLIP-N are maximal. */
+START_TEST(matchings_valid)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 99);
+    const int ns[] = { 2, 3, 7, 16, 33, 64 };
+    for (unsigned ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+        int n = ns[ni];
+        xbar_alloc *al[5] = {
+            xbar_alloc_islip_new(n, 1, 0), xbar_alloc_islip_new(n, n, 0), xbar_alloc_pim_new(n, 2, 5),
+            xbar_alloc_wavefront_new(n), xbar_alloc_rr_new(n, n),
+        };
+        const int maximal[5] = { 0, 1, 0, 1, 1 };
+        for (int trial = 0; trial < 300; trial++) {
+            uint64_t rin[64] = { 0 }, rout[64] = { 0 };
+            double p = sim_rng_double(&r);
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++)
+                    if (sim_rng_bernoulli(&r, p)) {
+                        rin[i] |= 1ULL << j;
+                        rout[j] |= 1ULL << i;
+                    }
+            for (int k = 0; k < 5; k++) {
+                int8_t im[64], om[64];
+                int m = xbar_alloc_run(al[k], rin, rout, im, om), cnt = 0;
+                uint64_t fi = 0, fo = 0;
+                for (int i = 0; i < n; i++) {
+                    if (im[i] < 0) continue;
+                    cnt++;
+                    REQUIRE(rin[i] >> im[i] & 1, "%s matched an unrequested pair", al[k]->ops->name);
+                    REQUIRE(om[(int)im[i]] == i, "%s: in/out match disagree", al[k]->ops->name);
+                    fi |= 1ULL << i;
+                    fo |= 1ULL << im[i];
+                }
+                for (int j = 0; j < n; j++)
+                    REQUIRE(om[j] < 0 || im[(int)om[j]] == j, "%s: out/in match disagree", al[k]->ops->name);
+                REQUIRE(cnt == m, "%s: count %d != %d", al[k]->ops->name, cnt, m);
+                if (maximal[k])
+                    for (int i = 0; i < n; i++)
+                        REQUIRE((fi >> i & 1) || !(rin[i] & ~fo), "%s not maximal", al[k]->ops->name);
+            }
+        }
+        for (int k = 0; k < 5; k++) xbar_alloc_free(al[k]);
+    }
+}
+END_TEST
+
+START_TEST(pim_deterministic_per_seed)
+{
+    const int n = 16;
+    xbar_alloc *a = xbar_alloc_pim_new(n, 1, 42), *b = xbar_alloc_pim_new(n, 1, 42), *c = xbar_alloc_pim_new(n, 1, 43);
+    uint64_t rin[64], rout[64];
+    for (int i = 0; i < n; i++) rin[i] = rout[i] = xbar_mask_all(n);
+    int differ = 0;
+    long total = 0;
+    const int cycles = 20000;
+    for (int t = 0; t < cycles; t++) {
+        int8_t ia[64], oa[64], ib[64], ob[64], ic[64], oc[64];
+        int ma = xbar_alloc_run(a, rin, rout, ia, oa);
+        int mb = xbar_alloc_run(b, rin, rout, ib, ob);
+        xbar_alloc_run(c, rin, rout, ic, oc);
+        REQUIRE(ma == mb && !memcmp(ia, ib, (size_t)n), "same seed, different PIM match at %d", t);
+        if (memcmp(ia, ic, n)) differ = 1;
+        total += ma;
+    }
+    ck_assert_msg(differ, "seeds 42 and 43 gave identical PIM schedules");
+    /* Saturated PIM-1: E[matches]/N = 1-(1-1/N)^N = 0.6439 for N=16. */
+    double thr = (double)total / cycles / n;
+    ck_assert_msg(thr > 0.634 && thr < 0.654, "PIM-1 saturated N=16: %.4f, expected ~0.644", thr);
+    xbar_alloc_free(a);
+    xbar_alloc_free(b);
+    xbar_alloc_free(c);
+}
+END_TEST
+
+START_TEST(wavefront_rotates_priority)
+{
+    xbar_alloc *a = xbar_alloc_wavefront_new(4);
+    uint64_t rin[4], rout[4];
+    for (int i = 0; i < 4; i++) rin[i] = rout[i] = 0xf;
+    int8_t im[4], om[4];
+    for (int t = 0; t < 8; t++) {
+        ck_assert_int_eq(xbar_alloc_grant_ptr(a, 0), t % 4);
+        ck_assert_int_eq(xbar_alloc_run(a, rin, rout, im, om), 4);
+        for (int i = 0; i < 4; i++) ck_assert_int_eq(im[i], (i + t) % 4); /* the priority diagonal */
+    }
+    xbar_alloc_free(a);
+}
+END_TEST
+
+START_TEST(rr_separable_pointers)
+{
+    xbar_alloc *a = xbar_alloc_rr_new(4, 1);
+    /* inputs 0,1 both want only output 2 */
+    uint64_t rin[4] = { 0x4, 0x4, 0, 0 }, rout[4] = { 0, 0, 0x3, 0 };
+    int8_t im[4], om[4];
+    ck_assert_int_eq(xbar_alloc_run(a, rin, rout, im, om), 1);
+    ck_assert_int_eq(om[2], 0);
+    ck_assert_int_eq(xbar_alloc_grant_ptr(a, 2), 1);
+    ck_assert_int_eq(xbar_alloc_accept_ptr(a, 0), 3);
+    ck_assert_int_eq(xbar_alloc_accept_ptr(a, 1), 0); /* loser keeps its pointer */
+    ck_assert_int_eq(xbar_alloc_run(a, rin, rout, im, om), 1);
+    ck_assert_int_eq(om[2], 1); /* round robin between the two */
+    xbar_alloc_free(a);
+}
+END_TEST
+
+/* An uncontended flit presented in cycle t leaves in t+1+L, credit in t+2. */
+START_TEST(core_timing)
+{
+    for (int L = 1; L <= 4; L++) {
+        xbar_core *c = core_make(8, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 4, L, 0, XBAR_INJECT_NONE);
+        xbar_in in;
+        xbar_out out;
+        memset(&in, 0, sizeof in);
+        int seen = -1, cred = -1;
+        for (int t = 0; t < 10; t++) {
+            in.valid = t == 0 ? 1ULL << 3 : 0;
+            in.in[3].data = 0xabc;
+            in.in[3].dest_mask = 1ULL << 5;
+            xbar_core_step(c, &in, &out);
+            if (out.valid) {
+                ck_assert_int_eq(seen, -1);
+                seen = t;
+                ck_assert_uint_eq(out.valid, 1ULL << 5);
+                ck_assert_uint_eq(out.out_data[5], 0xabc);
+                ck_assert_int_eq(out.out_src[5], 3);
+            }
+            if (out.credit) {
+                cred = t;
+                ck_assert_uint_eq(out.credit, 1ULL << 3);
+                ck_assert_int_eq(out.credit_queue[3], 5);
+            }
+        }
+        ck_assert_int_eq(seen, 1 + L);
+        ck_assert_int_eq(cred, 2);
+        xbar_core_free(c);
+    }
+}
+END_TEST
+
+/* Multicast with and without fan-out read: each destination gets one copy;
+ * with fan-out read all copies leave together and the extra slots come back
+ * in credit_extra. */
+START_TEST(multicast_bookkeeping)
+{
+    for (int fan = 0; fan <= 1; fan++) {
+        xbar_core *c = core_make(8, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 2, 1, fan, XBAR_INJECT_NONE);
+        xbar_in in;
+        xbar_out out;
+        memset(&in, 0, sizeof in);
+        uint64_t got = 0, credited = 0;
+        int first = -1, last = -1, credit_events = 0;
+        for (int t = 0; t < 12; t++) {
+            in.valid = t == 0 ? 1ULL << 2 : 0;
+            in.in[2].data = 77;
+            in.in[2].dest_mask = 0x2a; /* outputs 1, 3, 5 */
+            xbar_core_step(c, &in, &out);
+            if (t == 0) ck_assert_uint_eq(xbar_core_backlog(c), 3);
+            for (uint64_t m = out.valid; m; m &= m - 1) {
+                int j = __builtin_ctzll(m);
+                ck_assert(!(got >> j & 1));
+                got |= 1ULL << j;
+                ck_assert_uint_eq(out.out_data[j], 77);
+                ck_assert_int_eq(out.out_src[j], 2);
+                if (first < 0) first = t;
+                last = t;
+            }
+            if (out.credit) {
+                credit_events++;
+                ck_assert_uint_eq(out.credit, 1ULL << 2);
+                credited |= 1ULL << out.credit_queue[2];
+            }
+            credited |= out.credit_extra[2];
+            for (int i = 0; i < 8; i++)
+                if (i != 2 || !fan) ck_assert_uint_eq(out.credit_extra[i], 0);
+        }
+        ck_assert_uint_eq(got, 0x2a);
+        ck_assert_uint_eq(credited, 0x2a);
+        ck_assert_uint_eq(xbar_core_backlog(c), 0);
+        if (fan) {
+            ck_assert_int_eq(first, 2);
+            ck_assert_int_eq(last, 2);
+            ck_assert_int_eq(credit_events, 1);
+        } else {
+            ck_assert_int_eq(first, 2);
+            ck_assert_int_eq(last, 4); /* one input read per cycle */
+            ck_assert_int_eq(credit_events, 3);
+        }
+        xbar_core_free(c);
+    }
+}
+END_TEST
+
+/* Random uni- and multicast traffic from credit-respecting upstreams into
+ * every configuration: every copy arrives exactly once, in order per
+ * (source, destination), and every credit comes back. */
+typedef struct pairq { uint32_t *seq; uint32_t head, tail; } pairq;
+
+static void stress(int n, xbar_queue_kind qk, xbar_alloc_kind ak, int iters, int depth, int shared, int L,
+                   int fan, double load, double mcast_p, uint64_t seed)
+{
+    xbar_core_cfg cfg;
+    xbar_core_cfg_default(&cfg, n);
+    cfg.queue = qk;
+    cfg.alloc = ak;
+    cfg.iters = iters;
+    cfg.depth = depth;
+    cfg.shared = shared;
+    cfg.latency = L;
+    cfg.fanout_read = fan;
+    cfg.seed = seed;
+    xbar_core *c = xbar_core_new(&cfg);
+    ck_assert_ptr_nonnull(c);
+    const int voq = qk == XBAR_QUEUE_VOQ;
+    const int cycles = 3000;
+    int credits[64][64]; /* upstream view; FIFO / shared: column 0 */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) credits[i][j] = depth;
+    pairq *pq = calloc((size_t)n * n, sizeof *pq);
+    for (int k = 0; k < n * n; k++) pq[k].seq = malloc(sizeof(uint32_t) * cycles);
+    uint32_t next_seq[64] = { 0 };
+    sim_rng r;
+    sim_rng_seed(&r, seed);
+    xbar_in in;
+    xbar_out out;
+    memset(&in, 0, sizeof in);
+    long sent_copies = 0, recv_copies = 0;
+    for (int t = 0; t < cycles || xbar_core_backlog(c) || xbar_core_in_flight(c) || t < cycles + L + 2; t++) {
+        REQUIRE(t < 1000000, "no drain");
+        in.valid = 0;
+        for (int i = 0; t < cycles && i < n; i++) {
+            if (!sim_rng_bernoulli(&r, load)) continue;
+            uint64_t dm;
+            if (sim_rng_bernoulli(&r, mcast_p)) {
+                dm = sim_rng_u64(&r) & xbar_mask_all(n);
+                if (!dm) dm = 1;
+            } else {
+                dm = 1ULL << sim_rng_below(&r, (uint64_t)n);
+            }
+            int k = __builtin_popcountll(dm), ok = 1;
+            if (depth) {
+                if (!voq) ok = credits[i][0] >= 1;
+                else if (shared) ok = credits[i][0] >= k;
+                else
+                    for (uint64_t d = dm; d; d &= d - 1) ok &= credits[i][__builtin_ctzll(d)] >= 1;
+            }
+            if (!ok) continue;
+            if (depth) {
+                if (!voq) credits[i][0]--;
+                else if (shared) credits[i][0] -= k;
+                else
+                    for (uint64_t d = dm; d; d &= d - 1) credits[i][__builtin_ctzll(d)]--;
+            }
+            uint32_t s = next_seq[i]++;
+            in.valid |= 1ULL << i;
+            in.in[i].data = ((uint64_t)i << 32) | s;
+            in.in[i].dest_mask = dm;
+            for (uint64_t d = dm; d; d &= d - 1) {
+                pairq *p = &pq[i * n + __builtin_ctzll(d)];
+                p->seq[p->tail++] = s;
+                sent_copies++;
+            }
+        }
+        xbar_core_step(c, &in, &out);
+        for (uint64_t m = out.valid; m; m &= m - 1) {
+            int j = __builtin_ctzll(m);
+            int i = out.out_src[j];
+            REQUIRE((int)(out.out_data[j] >> 32) == i, "source mismatch");
+            pairq *p = &pq[i * n + j];
+            REQUIRE(p->head < p->tail, "duplicate or phantom copy %d->%d", i, j);
+            REQUIRE((uint32_t)out.out_data[j] == p->seq[p->head], "%d->%d out of order", i, j);
+            p->head++;
+            recv_copies++;
+        }
+        for (uint64_t m = out.credit; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            if (voq && !shared) credits[i][out.credit_queue[i]]++;
+            else credits[i][0]++;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!out.credit_extra[i]) continue;
+            REQUIRE(voq, "credit_extra from a FIFO core");
+            if (shared) credits[i][0] += __builtin_popcountll(out.credit_extra[i]);
+            else
+                for (uint64_t d = out.credit_extra[i]; d; d &= d - 1) credits[i][__builtin_ctzll(d)]++;
+        }
+        if (!fan) for (int i = 0; i < n; i++) REQUIRE(out.credit_extra[i] == 0, "credit_extra without fan-out read");
+    }
+    ck_assert_int_eq(sent_copies, recv_copies);
+    ck_assert_uint_eq(xbar_core_backlog(c), 0);
+    ck_assert_uint_eq(xbar_core_in_flight(c), 0);
+    for (int i = 0; depth && i < n; i++)
+        for (int j = 0; j < ((voq && !shared) ? n : 1); j++) ck_assert_int_eq(credits[i][j], depth);
+    for (int k = 0; k < n * n; k++) free(pq[k].seq);
+    free(pq);
+    xbar_core_free(c);
+}
+
+START_TEST(conservation_all_configs)
+{
+    int run = 0;
+    for (int qk = 0; qk <= 1; qk++)
+        for (int ak = 0; ak <= 3; ak++)
+            for (int fan = 0; fan <= 1; fan++) {
+                stress(7, (xbar_queue_kind)qk, (xbar_alloc_kind)ak, 2, 4, 0, 1 + run % 3, fan, 0.7, 0.3, 100 + run);
+                stress(16, (xbar_queue_kind)qk, (xbar_alloc_kind)ak, 1, 0, 0, 2, fan, 0.6, 0.05, 200 + run);
+                if (qk == XBAR_QUEUE_VOQ)
+                    stress(5, XBAR_QUEUE_VOQ, (xbar_alloc_kind)ak, 3, 12, 1, 1, fan, 0.8, 0.4, 300 + run);
+                run++;
+            }
+}
+END_TEST
+
+/* The comparator: identical cores never differ, RRM injected must. */
+START_TEST(lockstep_detects_rrm)
+{
+    for (int inj = 0; inj <= 1; inj++) {
+        xbar_core *a = core_make(8, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 8, 1, 0, XBAR_INJECT_NONE);
+        xbar_core *b = core_make(8, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 8, 1, 0, inj ? XBAR_INJECT_RRM : XBAR_INJECT_NONE);
+        xbar_lockstep *ls = xbar_lockstep_new(&xbar_core_tl_ops, a, &xbar_core_tl_ops, b, 8);
+        sim_rng r;
+        xbar_in in;
+        xbar_out out;
+        memset(&in, 0, sizeof in);
+        int cr[8][8];
+        sim_rng_seed(&r, 5);
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++) cr[i][j] = 8;
+        for (int t = 0; t < 2000; t++) {
+            in.valid = 0;
+            for (int i = 0; i < 8; i++) {
+                int j = (int)sim_rng_below(&r, 8);
+                if (!sim_rng_bernoulli(&r, 0.8) || !cr[i][j]) continue;
+                cr[i][j]--;
+                in.valid |= 1ULL << i;
+                in.in[i].data = (uint64_t)t * 8 + (uint64_t)i;
+                in.in[i].dest_mask = 1ULL << j;
+            }
+            xbar_lockstep_step(ls, &in, &out);
+            for (uint64_t m = out.credit; m; m &= m - 1) {
+                int i = __builtin_ctzll(m);
+                cr[i][out.credit_queue[i]]++;
+            }
+            if (inj && ls->mismatches) break; /* b's queues now differ from a's credit view */
+        }
+        ck_assert_uint_gt(ls->cycles_compared, 0);
+        if (inj) {
+            ck_assert_uint_gt(ls->mismatches, 0);
+            char buf[160];
+            xbar_lockstep_describe(ls, 0, buf, sizeof buf);
+            ck_assert_ptr_nonnull(strstr(buf, "cycle "));
+        } else {
+            ck_assert_uint_eq(ls->mismatches, 0);
+            ck_assert_uint_eq(ls->cycles_compared, 2000);
+        }
+        xbar_lockstep_free(ls);
+    }
+}
+END_TEST
+
+START_TEST(bad_config_rejected)
+{
+    xbar_core_cfg cfg;
+    char why[128];
+    xbar_core_cfg_default(&cfg, 1);
+    ck_assert_int_ne(xbar_core_cfg_check(&cfg, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "ports=1"));
+    ck_assert_ptr_null(xbar_core_new(&cfg));
+    xbar_core_cfg_default(&cfg, 65);
+    ck_assert_ptr_null(xbar_core_new(&cfg));
+    xbar_core_cfg_default(&cfg, 8);
+    cfg.latency = 0;
+    ck_assert_ptr_null(xbar_core_new(&cfg));
+    xbar_core_cfg_default(&cfg, 8);
+    cfg.alloc = XBAR_ALLOC_PIM;
+    cfg.inject = XBAR_INJECT_RRM;
+    ck_assert_ptr_null(xbar_core_new(&cfg));
+    ck_assert_int_eq(xbar_alloc_parse("wavefront"), XBAR_ALLOC_WAVEFRONT);
+    ck_assert_int_eq(xbar_alloc_parse("slip"), -1);
+    ck_assert_int_eq(xbar_queue_parse("fifo"), XBAR_QUEUE_FIFO);
+    ck_assert_int_eq(xbar_inject_parse("rrm"), XBAR_INJECT_RRM);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("alloc");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, islip1_reset_ramp);
+    tcase_add_test(tc, islip4_starts_at_4);
+    tcase_add_test(tc, islip_pointer_only_on_accept);
+    tcase_add_test(tc, islip_pointer_only_in_iteration1);
+    tcase_add_test(tc, matchings_valid);
+    tcase_add_test(tc, pim_deterministic_per_seed);
+    tcase_add_test(tc, wavefront_rotates_priority);
+    tcase_add_test(tc, rr_separable_pointers);
+    tcase_add_test(tc, core_timing);
+    tcase_add_test(tc, multicast_bookkeeping);
+    tcase_add_test(tc, conservation_all_configs);
+    tcase_add_test(tc, lockstep_detects_rrm);
+    tcase_add_test(tc, bad_config_rejected);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failures = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failures ? 1 : 0;
+}

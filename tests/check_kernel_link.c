@@ -1,0 +1,422 @@
+/* Links: latency, bandwidth serialisation (exact ps), in-order delivery,
+ * credits spent and returned with the credit latency, the credit_returned
+ * event, stall accounting, utilisation, hold_credits, and sim_link_check
+ * (conservation holds, and a violation is detected). */
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check_log.h"
+#include "sim/sim.h"
+
+static sim_kernel *k;
+
+static void setup(void)
+{
+    log_reset();
+    k = sim_kernel_new();
+}
+
+static void teardown(void)
+{
+    sim_kernel_free(k);
+    k = NULL;
+}
+
+static void recv_log(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)l;
+    (void)bytes;
+    log_add(k, ctx, (uint64_t)(uintptr_t)msg);
+}
+
+static sim_link *mk(const char *name, sim_time_ps lat, double bw, sim_time_ps clat, unsigned types, uint32_t credits)
+{
+    sim_link_cfg cfg = { 0 };
+    cfg.name = name;
+    cfg.latency_ps = lat;
+    cfg.bandwidth_GBps = bw;
+    cfg.credit_latency_ps = clat;
+    cfg.credit_types = types;
+    for (unsigned i = 0; i < types; i++) cfg.credits[i] = credits;
+    sim_link *l = sim_link_new(k, &cfg);
+    sim_link_set_receiver(l, recv_log, "rx");
+    return l;
+}
+
+START_TEST(test_latency_only)
+{
+    sim_link *l = mk("l", 7000, 0, 0, 0, 0);
+    sim_link_send(l, (void *)1, 4096);               /* infinite bandwidth: size does not matter */
+    sim_link_send(l, (void *)2, 1);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "rx@7000 rx@7000");
+    ck_assert_uint_eq(g_log[0].val, 1);
+    ck_assert_uint_eq(g_log[1].val, 2);
+    char why[256];
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    sim_link_free(l);
+}
+END_TEST
+
+START_TEST(test_bandwidth_back_to_back)
+{
+    /* 16 GB/s = 16 bytes/ns: 64 B take 4 ns on the wire, then 10 ns latency */
+    sim_link *l = mk("l", 10000, 16, 0, 0, 0);
+    for (uintptr_t i = 1; i <= 3; i++) sim_link_send(l, (void *)i, 64);
+    ck_assert_uint_eq(sim_link_tx_free_ps(l), 12000);
+    ck_assert_uint_eq(sim_link_in_flight(l), 3);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "rx@14000 rx@18000 rx@22000");
+    for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(g_log[i].val, i + 1);
+    ck_assert_uint_eq(l->busy_ps, 12000);
+    ck_assert_uint_eq(l->bytes_delivered, 192);
+    sim_link_free(l);
+}
+END_TEST
+
+START_TEST(test_bandwidth_fractional_exact)
+{
+    /* 3 GB/s: 333.33 ps per byte. Arrivals are rounded up to whole ps, but
+     * the serialiser keeps the fraction, so 3000 one-byte messages end at
+     * exactly 1 us (no drift). */
+    sim_link *l = mk("l", 1000, 3, 0, 0, 0);
+    for (uintptr_t i = 0; i < 3000; i++) sim_link_send(l, (void *)i, 1);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(g_log_n, 3000);
+    ck_assert_uint_eq(g_log[0].t, 334 + 1000);
+    ck_assert_uint_eq(g_log[1].t, 667 + 1000);
+    ck_assert_uint_eq(g_log[2].t, 1000 + 1000);
+    ck_assert_uint_eq(g_log[2999].t, SIM_US(1) + 1000);
+    for (unsigned i = 0; i < 3000; i++) ck_assert_uint_eq(g_log[i].val, i);   /* in order */
+    sim_link_free(l);
+}
+END_TEST
+
+/* A gap: the serialiser idles, then starts at the send time. */
+static sim_link *gl;
+static sim_event gap_ev;
+static sim_process gap_proc;
+static void gap_send(void *ctx)
+{
+    (void)ctx;
+    sim_link_send(gl, (void *)9, 32);
+}
+
+START_TEST(test_bandwidth_idle_gap)
+{
+    gl = mk("l", 500, 8, 0, 0, 0);                   /* 32 B = 4 ns */
+    sim_link_send(gl, (void *)1, 32);
+    sim_event_init(&gap_ev, k, "gap");
+    sim_method_init(&gap_proc, k, "gap", gap_send, NULL);
+    sim_sensitive(&gap_proc, &gap_ev);
+    sim_dont_initialize(&gap_proc);
+    sim_event_notify_at(&gap_ev, SIM_NS(100));
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "rx@4500 rx@104500");
+    ck_assert_uint_eq(gl->busy_ps, 8000);
+    /* utilisation over [0, 104.5 ns]: 8 ns busy */
+    ck_assert(fabs(sim_link_utilisation(gl) - 8000.0 / 104500.0) < 1e-12);
+    sim_link_free(gl);
+}
+END_TEST
+
+/* Utilisation counts only the wire time up to now: a burst queued at 99 ns
+ * for 100 ns is not "busy" before it is on the wire. */
+START_TEST(test_utilisation_counts_only_elapsed_wire_time)
+{
+    gl = mk("l", 0, 1, 0, 0, 0);                     /* 1 B/ns */
+    sim_link_send(gl, (void *)0, 1);                 /* busy 0..1 ns */
+    sim_run(k, SIM_NS(99));
+    for (int i = 0; i < 100; i++) sim_link_send(gl, (void *)0, 1);   /* busy 99..199 ns */
+    sim_run(k, SIM_NS(100));
+    ck_assert_uint_eq(sim_now(k), SIM_NS(100));
+    ck_assert(fabs(sim_link_utilisation(gl) - 2.0 / 100.0) < 1e-9);
+    sim_run(k, SIM_NS(199));
+    ck_assert(fabs(sim_link_utilisation(gl) - 101.0 / 199.0) < 1e-9);
+    sim_link_free(gl);
+    /* a reset mid-burst: the rest of the burst belongs to the new window */
+    teardown();
+    setup();
+    gl = mk("l", 0, 1, 0, 0, 0);
+    for (int i = 0; i < 100; i++) sim_link_send(gl, (void *)0, 1);   /* busy 0..100 ns */
+    sim_run(k, SIM_NS(50));
+    sim_link_reset_stats(gl);
+    sim_run(k, SIM_NS(150));
+    ck_assert(fabs(sim_link_utilisation(gl) - 50.0 / 100.0) < 1e-9);
+    sim_link_free(gl);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- credits */
+
+/* Sender: a process statically sensitive to credit_returned that sends
+ * messages 1..n while it has credits. The receiver returns one credit per
+ * message when it gets it. */
+typedef struct sender {
+    sim_link *l;
+    sim_process p;
+    uintptr_t next, last;
+    unsigned fails;
+} sender;
+
+static sender snd;
+
+static void sender_fn(void *ctx)
+{
+    sender *s = ctx;
+    log_add(k, "tx", s->next);
+    while (s->next <= s->last) {
+        if (!sim_link_try_send(s->l, (void *)s->next, 16, 0, 1)) {
+            s->fails++;
+            return;
+        }
+        s->next++;
+    }
+}
+
+static void recv_return(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)bytes;
+    log_add(k, ctx, (uint64_t)(uintptr_t)msg);
+    sim_link_return_credits(l, 0, 1);
+}
+
+static unsigned credit_cb_n;
+static void on_credit(void *ctx, sim_link *l, unsigned type, uint32_t n)
+{
+    (void)ctx;
+    (void)l;
+    ck_assert_uint_eq(type, 0);
+    credit_cb_n += n;
+}
+
+START_TEST(test_credits_spent_and_returned)
+{
+    /* 2 credits, 16 B at 16 GB/s = 1 ns, latency 10 ns, credits back in 5 ns */
+    sim_link *l = mk("l", 10000, 16, 5000, 1, 2);
+    sim_link_set_receiver(l, recv_return, "rx");
+    sim_link_set_credit_callback(l, on_credit, NULL);
+    credit_cb_n = 0;
+    memset(&snd, 0, sizeof snd);
+    snd.l = l;
+    snd.next = 1;
+    snd.last = 4;
+    sim_method_init(&snd.p, k, "snd", sender_fn, &snd);
+    sim_sensitive(&snd.p, &l->credit_returned);
+    sim_run(k, 0);
+    ck_assert_uint_eq(sim_link_credits(l, 0), 0);
+    ck_assert_uint_eq(l->credits_outstanding[0], 2);
+    ck_assert(l->stalled);
+    ck_assert_uint_eq(l->credit_stalls, 1);
+    char why[256];
+    ck_assert_int_eq(sim_link_check(l, false, why, sizeof why), 0);
+    ck_assert_int_ne(sim_link_check(l, true, why, sizeof why), 0);     /* not drained yet */
+    ck_assert_ptr_nonnull(strstr(why, "in flight"));
+    sim_run(k, SIM_TIME_MAX);
+    /* msg1 arrives 11 ns, its credit at 16 ns: msg3 sent at 16 ns arrives 27 ns;
+     * msg2 arrives 12 ns, credit 17 ns: msg4 arrives 28 ns */
+    ck_assert_str_eq(log_str(), "tx@0 rx@11000 rx@12000 tx@16000 tx@17000 rx@27000 rx@28000 tx@32000 tx@33000");
+    ck_assert_uint_eq(snd.fails, 2);
+    ck_assert_uint_eq(l->stall_ps, 17000);          /* blocked 0..16 ns, then 16..17 ns */
+    ck_assert_uint_eq(l->credits_returned_total, 4);
+    ck_assert_uint_eq(credit_cb_n, 4);
+    ck_assert_uint_eq(l->credit_returned.triggers, 4);
+    ck_assert_uint_eq(sim_link_credits(l, 0), 2);
+    ck_assert_uint_eq(l->credits_outstanding[0], 0);
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    sim_link_free(l);
+}
+END_TEST
+
+START_TEST(test_credit_types_independent_and_hold)
+{
+    sim_link_cfg cfg = { 0 };
+    cfg.name = "l";
+    cfg.latency_ps = 1000;
+    cfg.credit_latency_ps = 2000;
+    cfg.credit_types = 3;
+    cfg.credits[0] = 4;
+    cfg.credits[1] = 1;
+    cfg.credits[2] = SIM_LINK_INFINITE_CREDITS;
+    sim_link *l = sim_link_new(k, &cfg);
+    sim_link_set_receiver(l, recv_log, "rx");
+    sim_link_hold_credits(l, 0, 3);                  /* preloaded receiver buffer */
+    ck_assert_uint_eq(sim_link_credits(l, 0), 1);
+    char why[256];
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    ck_assert(sim_link_try_send(l, (void *)1, 8, 0, 1));
+    ck_assert(!sim_link_try_send(l, (void *)2, 8, 0, 1));   /* type 0 exhausted */
+    ck_assert(sim_link_try_send(l, (void *)3, 8, 1, 1));    /* type 1 unaffected */
+    ck_assert(!sim_link_can_send(l, 1, 1));
+    for (int i = 0; i < 100; i++) ck_assert(sim_link_try_send(l, (void *)4, 8, 2, 5));   /* unlimited */
+    ck_assert(sim_link_can_send(l, 0, 0));          /* zero credits: always */
+    sim_link_return_credits(l, 0, 3);                /* the held ones come back after 2 ns */
+    sim_run(k, 1999);
+    ck_assert_uint_eq(sim_link_credits(l, 0), 0);
+    ck_assert_int_eq(sim_link_check(l, false, why, sizeof why), 0);   /* 3 returning counted */
+    sim_run(k, 2000);
+    ck_assert_uint_eq(sim_link_credits(l, 0), 3);
+    ck_assert_uint_eq(l->credit_returned.triggers, 1);
+    sim_link_return_credits(l, 0, 1);
+    sim_link_return_credits(l, 1, 1);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(sim_link_credits(l, 0), 4);
+    ck_assert_uint_eq(sim_link_credits(l, 1), 1);
+    ck_assert_uint_eq(sim_link_credits(l, 2), SIM_LINK_INFINITE_CREDITS);
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    ck_assert_uint_eq(l->msgs_delivered, 102);
+    sim_link_free(l);
+}
+END_TEST
+
+START_TEST(test_check_detects_violations)
+{
+    sim_link *l = mk("bad", 1000, 0, 1000, 1, 4);
+    ck_assert(sim_link_try_send(l, (void *)1, 8, 0, 1));
+    sim_run(k, SIM_TIME_MAX);
+    char why[256] = "";
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    /* a leaked credit (the receiver never returned it) */
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    l->credits_outstanding[0]--;                     /* simulate a credit counter that lost one */
+    ck_assert_int_ne(sim_link_check(l, true, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "credit type 0"));
+    ck_assert_ptr_nonnull(strstr(why, "bad"));
+    l->credits_outstanding[0]++;
+    /* a lost message */
+    l->msgs_delivered--;
+    ck_assert_int_ne(sim_link_check(l, false, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "sent 1, delivered 0"));
+    sim_link_free(l);
+}
+END_TEST
+
+/* Returning more credits than were spent is a broken protocol: abort. */
+START_TEST(test_return_too_many_aborts)
+{
+    sim_link *l = mk("l", 1000, 0, 1000, 1, 2);
+    sim_link_return_credits(l, 0, 1);
+}
+END_TEST
+
+START_TEST(test_stall_accounting_with_reset)
+{
+    sim_link *l = mk("l", 1000, 0, 1000, 1, 1);
+    ck_assert(sim_link_try_send(l, (void *)1, 8, 0, 1));
+    ck_assert(!sim_link_try_send(l, (void *)2, 8, 0, 1));   /* stall starts at 0 */
+    sim_run(k, SIM_NS(10));
+    ck_assert(!sim_link_try_send(l, (void *)2, 8, 0, 1));   /* still the same stall */
+    ck_assert_uint_eq(l->credit_stalls, 1);
+    sim_link_reset_stats(l);                                  /* window starts at 10 ns */
+    sim_run(k, SIM_NS(25));
+    sim_link_return_credits(l, 0, 1);                         /* back at 26 ns */
+    sim_run(k, SIM_NS(30));
+    ck_assert(sim_link_try_send(l, (void *)2, 8, 0, 1));
+    ck_assert_uint_eq(l->stall_ps, SIM_NS(20));               /* 10..30 ns, inside the window */
+    ck_assert(!l->stalled);
+    sim_link_free(l);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- randomised
+ * A sender at random times sends random-size messages over a 4 GB/s link
+ * (exactly 250 ps per byte) with two credit types; the receiver returns the
+ * credits on arrival. Every arrival time is checked against
+ * max(wire free, send time) + 250 * bytes + latency, every message arrives
+ * once and in order, and conservation holds throughout while the in-flight
+ * and credit rings wrap and grow. */
+typedef struct rmsg { uint64_t id; sim_time_ps expect_ps; unsigned type; } rmsg;
+static rmsg rmsgs[3000];
+static uint64_t r_sent, r_recv;
+static sim_time_ps r_wire_free;
+static sim_link *rl;
+static sim_process r_proc;
+static sim_rng r_rng;
+
+static void r_recv_fn(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)ctx;
+    (void)bytes;
+    rmsg *m = msg;
+    ck_assert_uint_eq(m->id, r_recv);                 /* in order, none lost or duplicated */
+    ck_assert_uint_eq(sim_now(k), m->expect_ps);
+    r_recv++;
+    sim_link_return_credits(l, m->type, 1);
+}
+
+static void r_send_fn(void *ctx)
+{
+    (void)ctx;
+    char why[256];
+    ck_assert_msg(sim_link_check(rl, false, why, sizeof why) == 0, "%s", why);
+    unsigned n = (unsigned)sim_rng_below(&r_rng, 6);
+    for (unsigned i = 0; i < n && r_sent < 3000; i++) {
+        unsigned type = (unsigned)sim_rng_below(&r_rng, 2);
+        uint32_t bytes = 1 + (uint32_t)sim_rng_below(&r_rng, 64);
+        rmsg *m = &rmsgs[r_sent];
+        if (!sim_link_try_send(rl, m, bytes, type, 1)) continue;
+        sim_time_ps start = r_wire_free > sim_now(k) ? r_wire_free : sim_now(k);
+        r_wire_free = start + 250 * bytes;
+        m->id = r_sent++;
+        m->expect_ps = r_wire_free + 3000;
+        m->type = type;
+    }
+    if (r_sent < 3000) sim_next_trigger_at(k, 1 + sim_rng_below(&r_rng, 4000));
+}
+
+START_TEST(test_random_traffic_against_reference)
+{
+    sim_link_cfg cfg = { 0 };
+    cfg.name = "r";
+    cfg.latency_ps = 3000;
+    cfg.bandwidth_GBps = 4;
+    cfg.credit_latency_ps = 700;
+    cfg.credit_types = 2;
+    cfg.credits[0] = 20;
+    cfg.credits[1] = 40;
+    rl = sim_link_new(k, &cfg);
+    sim_link_set_receiver(rl, r_recv_fn, NULL);
+    sim_rng_seed(&r_rng, 99);
+    r_sent = r_recv = 0;
+    r_wire_free = 0;
+    sim_method_init(&r_proc, k, "snd", r_send_fn, NULL);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(r_sent, 3000);
+    ck_assert_uint_eq(r_recv, 3000);
+    char why[256];
+    ck_assert_msg(sim_link_check(rl, true, why, sizeof why) == 0, "%s", why);
+    ck_assert_uint_eq(sim_link_credits(rl, 0), 20);
+    ck_assert_uint_eq(sim_link_credits(rl, 1), 40);
+    ck_assert_uint_gt(rl->q_cap, 16);                 /* the ring grew while wrapped */
+    ck_assert_uint_gt(rl->credit_stalls, 0);          /* and the sender did run out of credits */
+    sim_link_free(rl);
+}
+END_TEST
+
+static Suite *link_suite(void)
+{
+    Suite *s = suite_create("link");
+    TCase *tc = tcase_create("timing");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_latency_only);
+    tcase_add_test(tc, test_bandwidth_back_to_back);
+    tcase_add_test(tc, test_bandwidth_fractional_exact);
+    tcase_add_test(tc, test_bandwidth_idle_gap);
+    tcase_add_test(tc, test_utilisation_counts_only_elapsed_wire_time);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("credits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_credits_spent_and_returned);
+    tcase_add_test(tc, test_credit_types_independent_and_hold);
+    tcase_add_test(tc, test_check_detects_violations);
+    tcase_add_test_raise_signal(tc, test_return_too_many_aborts, SIGABRT);
+    tcase_add_test(tc, test_stall_accounting_with_reset);
+    tcase_add_test(tc, test_random_traffic_against_reference);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return run_suite(link_suite()); }

@@ -1,0 +1,173 @@
+/* Unit tests of models/traffic: destination patterns, message cutting,
+ * NVLink presets and the packet pool. */
+#include "models/traffic/packet.h"
+#include "models/traffic/traffic.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
+
+START_TEST(uniform_includes_own_port)
+{
+    traffic_dest d;
+    char why[128];
+    ck_assert_int_eq(traffic_dest_init(&d, TRAFFIC_UNIFORM, 7, 0, 0, 1, why, sizeof why), 0);
+    sim_rng r;
+    sim_rng_seed(&r, 2);
+    long cnt[7] = { 0 };
+    const long draws = 70000;
+    for (long k = 0; k < draws; k++) cnt[traffic_dest_pick(&d, 3, &r)]++;
+    for (int j = 0; j < 7; j++) /* 10000 expected, sigma ~93 */
+        ck_assert_msg(labs(cnt[j] - 10000) < 500, "dest %d drawn %ld times", j, cnt[j]);
+}
+END_TEST
+
+START_TEST(hotspot_fraction)
+{
+    traffic_dest d;
+    char why[128];
+    ck_assert_int_eq(traffic_dest_init(&d, TRAFFIC_HOTSPOT, 8, 0.3, 5, 1, why, sizeof why), 0);
+    sim_rng r;
+    sim_rng_seed(&r, 2);
+    long hot = 0;
+    for (int k = 0; k < 80000; k++) hot += traffic_dest_pick(&d, 0, &r) == 5;
+    double expect = 0.3 + 0.7 / 8; /* the uniform part may pick it too */
+    ck_assert_msg(fabs(hot / 80000.0 - expect) < 0.01, "hot share %.4f vs %.4f", hot / 80000.0, expect);
+    ck_assert_int_ne(traffic_dest_init(&d, TRAFFIC_HOTSPOT, 8, 1.5, 0, 1, why, sizeof why), 0);
+}
+END_TEST
+
+START_TEST(transpose_and_permutation)
+{
+    traffic_dest d;
+    char why[128];
+    ck_assert_int_eq(traffic_dest_init(&d, TRAFFIC_TRANSPOSE, 16, 0, 0, 1, why, sizeof why), 0);
+    sim_rng r;
+    sim_rng_seed(&r, 1);
+    ck_assert_int_eq(traffic_dest_pick(&d, 1, &r), 4);  /* (0,1) -> (1,0) */
+    ck_assert_int_eq(traffic_dest_pick(&d, 6, &r), 9);  /* (1,2) -> (2,1) */
+    ck_assert_int_eq(traffic_dest_pick(&d, 5, &r), 5);  /* diagonal */
+    ck_assert_int_ne(traffic_dest_init(&d, TRAFFIC_TRANSPOSE, 8, 0, 0, 1, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "square"));
+    traffic_dest a, b, c;
+    ck_assert_int_eq(traffic_dest_init(&a, TRAFFIC_PERMUTATION, 37, 0, 0, 11, why, sizeof why), 0);
+    ck_assert_int_eq(traffic_dest_init(&b, TRAFFIC_PERMUTATION, 37, 0, 0, 11, why, sizeof why), 0);
+    ck_assert_int_eq(traffic_dest_init(&c, TRAFFIC_PERMUTATION, 37, 0, 0, 12, why, sizeof why), 0);
+    uint64_t seen = 0;
+    for (int i = 0; i < 37; i++) {
+        int j = traffic_dest_pick(&a, i, &r);
+        ck_assert_int_eq(j, traffic_dest_pick(&b, i, &r));
+        REQUIRE(!(seen >> j & 1), "permutation repeats %d", j);
+        seen |= 1ULL << j;
+    }
+    ck_assert_mem_ne(a.perm, c.perm, 37);
+}
+END_TEST
+
+START_TEST(alltoall_walks_every_other_port)
+{
+    traffic_dest d;
+    char why[128];
+    ck_assert_int_eq(traffic_dest_init(&d, TRAFFIC_ALLTOALL, 6, 0, 0, 1, why, sizeof why), 0);
+    sim_rng r;
+    sim_rng_seed(&r, 1);
+    for (int src = 0; src < 6; src++)
+        for (int round = 0; round < 3; round++) {
+            uint64_t seen = 0;
+            for (int k = 0; k < 5; k++) {
+                int j = traffic_dest_pick(&d, src, &r);
+                REQUIRE(j != src && !(seen >> j & 1), "src %d round %d: %d", src, round, j);
+                seen |= 1ULL << j;
+            }
+        }
+}
+END_TEST
+
+START_TEST(message_cutting)
+{
+    traffic_message m;
+    uint32_t pay;
+    uint64_t mask, bytes = 0;
+    int pk = 0;
+    traffic_message_init(&m, 0x16, 1000, 256, true); /* dests 1, 2, 4 */
+    while (traffic_message_next(&m, &pay, &mask)) {
+        ck_assert_uint_eq(mask, 0x16);
+        bytes += pay;
+        pk++;
+    }
+    ck_assert_int_eq(pk, 4); /* 256+256+256+232 */
+    ck_assert_uint_eq(bytes, 1000);
+    ck_assert_uint_eq(traffic_message_packets(1000, 256, 3, true), 4);
+    /* unicast: one packet per destination per chunk, destinations in turn */
+    traffic_message_init(&m, 0x16, 1000, 256, false);
+    uint64_t per[8] = { 0 };
+    uint64_t order[3];
+    pk = 0;
+    while (traffic_message_next(&m, &pay, &mask)) {
+        ck_assert_int_eq(__builtin_popcountll(mask), 1);
+        per[__builtin_ctzll(mask)] += pay;
+        if (pk < 3) order[pk] = mask;
+        pk++;
+    }
+    ck_assert_int_eq(pk, 12);
+    ck_assert_uint_eq(traffic_message_packets(1000, 256, 3, false), 12);
+    ck_assert(order[0] == 0x2 && order[1] == 0x4 && order[2] == 0x10);
+    ck_assert(per[1] == 1000 && per[2] == 1000 && per[4] == 1000);
+}
+END_TEST
+
+START_TEST(nvlink_presets_table)
+{
+    const nvlink_preset *p = nvlink_preset_find("nvlink4");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_double_eq(p->link_GBps, 25.0);
+    ck_assert_int_eq(p->links_per_gpu, 18);
+    ck_assert_int_eq(p->switch_ports, 64);
+    size_t n;
+    const nvlink_preset *all = nvlink_presets(&n);
+    for (size_t k = 0; k < n; k++) /* per GPU = links x per link (450 GB/s per direction for H100) */
+        ck_assert_double_eq_tol(all[k].gpu_GBps, all[k].links_per_gpu * all[k].link_GBps, 1e-9);
+    ck_assert_ptr_null(nvlink_preset_find("nvlink9"));
+}
+END_TEST
+
+START_TEST(packet_pool_reuses)
+{
+    tpkt_pool pp;
+    tpkt_pool_init(&pp);
+    tpkt *a[5000];
+    for (int k = 0; k < 5000; k++) a[k] = tpkt_alloc(&pp);
+    for (int k = 0; k < 5000; k++) ck_assert_ptr_eq(tpkt_at(&pp, a[k]->idx), a[k]);
+    ck_assert_uint_eq(pp.live, 5000);
+    uint32_t chunks = pp.n_chunks;
+    for (int k = 0; k < 5000; k++) tpkt_release(&pp, a[k]);
+    for (int k = 0; k < 5000; k++) a[k] = tpkt_alloc(&pp);
+    ck_assert_uint_eq(pp.n_chunks, chunks); /* no growth in steady state */
+    uint64_t w = tflit_word(a[7], 16);
+    ck_assert_uint_eq(tflit_pkt(w), a[7]->idx);
+    ck_assert_uint_eq(tflit_index(w), 16);
+    tpkt_pool_free(&pp);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("traffic");
+    TCase *tc = tcase_create("traffic");
+    tcase_add_test(tc, uniform_includes_own_port);
+    tcase_add_test(tc, hotspot_fraction);
+    tcase_add_test(tc, transpose_and_permutation);
+    tcase_add_test(tc, alltoall_walks_every_other_port);
+    tcase_add_test(tc, message_cutting);
+    tcase_add_test(tc, nvlink_presets_table);
+    tcase_add_test(tc, packet_pool_reuses);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failures = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failures ? 1 : 0;
+}
