@@ -20,24 +20,24 @@ module xbar_bit_transpose #(
         low_half_mask = m;
     endfunction
 
-    logic [P-1:0] w [P];
-    logic [P-1:0] t;
+    logic [P*P-1:0] w;   // row r at [r*P +: P]; packed, so Icarus sees no array in the sensitivity
+    logic [P-1:0]   t;
 
-    always_comb begin
+    always @* begin   // not always_comb: Icarus 11 warns on constant part-selects in always_comb
         for (int r = 0; r < P; r++) begin
-            w[r] = '0;
-            if (r < N) w[r][N-1:0] = in_i[r*N +: N];
+            w[r*P +: P] = '0;
+            if (r < N) w[r*P +: N] = in_i[r*N +: N];
         end
         t = '0;
         for (int s = LOGP - 1; s >= 0; s--) begin
             for (int r = 0; r < P; r++) begin
                 if (((r >> s) & 1) == 0) begin
-                    t = ((w[r] >> (1 << s)) ^ w[r + (1 << s)]) & low_half_mask(s);
-                    w[r] = w[r] ^ (t << (1 << s));
-                    w[r + (1 << s)] = w[r + (1 << s)] ^ t;
+                    t = ((w[r*P +: P] >> (1 << s)) ^ w[(r + (1 << s))*P +: P]) & low_half_mask(s);
+                    w[r*P +: P] = w[r*P +: P] ^ (t << (1 << s));
+                    w[(r + (1 << s))*P +: P] = w[(r + (1 << s))*P +: P] ^ t;
                 end
             end
         end
-        for (int c = 0; c < N; c++) out_o[c*N +: N] = w[c][N-1:0];
+        for (int c = 0; c < N; c++) out_o[c*N +: N] = w[c*P +: N];
     end
 endmodule

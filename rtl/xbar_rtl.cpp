@@ -392,7 +392,9 @@ extern "C" void xbar_rtl_trace_open(xbar_rtl *x, sim_trace *t, const char *scope
 
 static inline void emit(xbar_rtl *x, uint64_t time_ps, sim_trace_var v, uint64_t cur, uint64_t last)
 {
-    if (!x->have_last || cur != last) sim_trace_emit_u64_at(x->tr, time_ps, v, cur);
+    if (x->have_last && cur == last) return;
+    if (x->period_ps) sim_trace_emit_u64_at(x->tr, time_ps, v, cur);
+    else sim_trace_emit_u64_(x->tr, v, cur);   // stamped with the trace's kernel time
 }
 
 static void trace_sample(xbar_rtl *x)
@@ -401,7 +403,7 @@ static void trace_sample(xbar_rtl *x)
     const trace_vars &v = x->tv;
     x->m->snap(&c);
     c.cycle = x->cycle;
-    const uint64_t t = x->k ? sim_now(x->k) : x->t0_ps + x->cycle * x->period_ps;
+    const uint64_t t = x->k ? sim_now(x->k) : x->t0_ps + x->cycle * x->period_ps;   // unused when period 0
     emit(x, t, v.cycle, c.cycle & 0xffffffffu, l.cycle & 0xffffffffu);
     emit(x, t, v.rst_n, c.rst_n, l.rst_n);
     emit(x, t, v.in_valid, c.in_valid, l.in_valid);

@@ -66,13 +66,21 @@ const xbar_rtl_variant *xbar_rtl_variant_of(const xbar_rtl *x);
 
 /* Samples the RTL ports into `t` every cycle, under scope `scope` (nested
  * below the current one): top-level buses plus a scope per port. Time of a
- * cycle: sim_now(k) when k is given (the harness steps from a clock edge),
- * else t0_ps + cycle * period_ps. A clk variable toggles at half period. */
+ * cycle: sim_now(k) when k is given (the harness steps from a clock edge);
+ * else t0_ps + cycle * period_ps; with k NULL and period_ps 0, the time of
+ * the kernel the trace was opened on. Values are written only when they change. */
 void xbar_rtl_trace_open(xbar_rtl *x, sim_trace *t, const char *scope, sim_kernel *k, uint64_t t0_ps,
                          uint64_t period_ps);
 
 /* The RTL as an xbar_core_ops implementation (impl = xbar_rtl *). */
 extern const xbar_core_ops xbar_rtl_core_ops;
+
+/* The factory the nvswitch component calls for model=rtl|both
+ * (nvswitch_register_rtl): maps an xbar_core_cfg onto a Verilated model, or
+ * NULL with the reason (only voq + islip, bounded depth, fanout_read=0). */
+struct xbar_core_cfg;
+void *xbar_rtl_core_new(const struct xbar_core_cfg *cfg, sim_trace *trace, const xbar_core_ops **ops, char *why,
+                        size_t why_n);
 
 /* Absolute path of rtl/ (the Verilog sources), for Icarus runs. */
 const char *xbar_rtl_source_dir(void);

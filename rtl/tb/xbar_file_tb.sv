@@ -63,15 +63,17 @@ module xbar_file_tb #(
         end
         rst_n = 1'b1;
         cycle = 0;
-        while (!$feof(fin)) begin
+        r = 3;
+        while (r == 3 && !$feof(fin)) begin
             r = $fscanf(fin, "%h %h %h\n", in_valid, in_dest, in_data);
-            if (r != 3) break;
-            #1;   // let the combinational logic settle, then sample this cycle's outputs
-            $fdisplay(fout, "%0d %h %h %h %h %h %h", cycle, out_valid, out_data, out_src, credit, credit_queue,
-                      err_overflow);
-            #4 clk = 1'b1;
-            #5 clk = 1'b0;
-            cycle = cycle + 1;
+            if (r == 3) begin
+                #1;   // let the combinational logic settle, then sample this cycle's outputs
+                $fdisplay(fout, "%0d %h %h %h %h %h %h", cycle, out_valid, out_data, out_src, credit, credit_queue,
+                          err_overflow);
+                #4 clk = 1'b1;
+                #5 clk = 1'b0;
+                cycle = cycle + 1;
+            end
         end
         $fclose(fin);
         $fclose(fout);
