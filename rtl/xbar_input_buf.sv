@@ -11,7 +11,9 @@
 module xbar_input_buf #(
     parameter int N      = 4,
     parameter int FLIT_W = 64,
-    parameter int DEPTH  = 8
+    parameter int DEPTH  = 8,
+    parameter int FANOUT_READ = 0,   // keep presentation tags for multicast fan-out read
+    parameter int TAG_W  = 16           // presentation tag bits (see docs/rtl.md on wrap-around)
 ) (
     input  logic                          clk_i,
     input  logic                          rst_ni,
@@ -19,8 +21,11 @@ module xbar_input_buf #(
     input  logic [FLIT_W-1:0]             in_data_i,
     input  logic [N-1:0]                  in_dest_i,      // bit j: write into VOQ[j]
     input  logic [N-1:0]                  pop_i,          // one-hot: pop VOQ[j] (matched to output j)
+    input  logic [N-1:0]                  join_i,         // fan-out read: also pop these VOQs (copies of the same flit)
     output logic [N-1:0]                  nonempty_o,     // bit j: VOQ[j] holds a flit (requests)
     output logic [FLIT_W-1:0]             pop_data_o,     // head of the popped VOQ
+    output logic [N-1:0]                  sibling_o,      // fan-out read: VOQ heads that are copies of that flit
+    output logic [N-1:0]                  credit_extra_o, // fan-out read: slots freed by joins last cycle
     output logic                          credit_o,       // one slot freed last cycle
     output logic [$clog2(N)-1:0]          credit_queue_o, // ... in this VOQ
     output logic [$clog2(N*DEPTH+1)-1:0]  occupancy_o,    // flits held in all VOQs
@@ -40,6 +45,8 @@ module xbar_input_buf #(
     logic [(PW+1)*N-1:0] count_q;       // 0..DEPTH, so full = top plane
     logic [N-1:0]        nonempty_q;
     logic [N-1:0]        write;
+    logic [N-1:0]        pops;          // matched pop plus fan-out joins
+    logic [N-1:0]        credit_extra_q;
     logic                popping;
     logic [IW-1:0]       pop_queue;
     logic [PW-1:0]       pop_slot;
@@ -54,6 +61,7 @@ module xbar_input_buf #(
 
     assign write     = {N{in_valid_i}} & in_dest_i & ~count_q[PW*N +: N];   // not into a full VOQ
     assign popping   = (pop_i != '0);
+    assign pops      = pop_i | join_i;
     assign pop_queue = IW'($countones(pop_i - 1'b1));   // index of the one-hot (0 when none)
     assign pop_slot  = slot_of(head_q, pop_queue);
     assign pop_data_o = mem[pop_queue][pop_slot];
@@ -84,7 +92,7 @@ module xbar_input_buf #(
             carry = t & carry;
         end
         head_n = head_q;
-        carry  = pop_i;
+        carry  = pops;
         for (int b = 0; b < PW; b++) begin
             t = head_n[b*N +: N];
             head_n[b*N +: N] = t ^ carry;
@@ -92,8 +100,8 @@ module xbar_input_buf #(
         end
         // count +1 where written and not popped, -1 where popped and not written
         count_n = count_q;
-        carry   = write & ~pop_i;
-        borrow  = pop_i & ~write;
+        carry   = write & ~pops;
+        borrow  = pops & ~write;
         for (int b = 0; b <= PW; b++) begin
             t = count_n[b*N +: N];
             count_n[b*N +: N] = t ^ carry ^ borrow;
@@ -109,6 +117,7 @@ module xbar_input_buf #(
             nonempty_q     <= '0;
             credit_q       <= 1'b0;
             credit_queue_q <= '0;
+            credit_extra_q <= '0;
             occupancy_q    <= '0;
             overflow_q     <= 1'b0;
         end else begin
@@ -118,12 +127,40 @@ module xbar_input_buf #(
             nonempty_q     <= nonempty_n;
             credit_q       <= popping;
             credit_queue_q <= pop_queue;
-            occupancy_q    <= occupancy_q + OW'($countones(write)) - OW'(popping);
+            credit_extra_q <= join_i;
+            occupancy_q    <= occupancy_q + OW'($countones(write)) - OW'($countones(pops));
             overflow_q     <= overflow_q | (in_valid_i & |(in_dest_i & count_q[PW*N +: N]));
         end
     end
 
+    // Fan-out read: each entry carries the input's presentation count, so the
+    // heads that are copies of the flit being popped can be recognised.
+    if (FANOUT_READ != 0) begin : g_tags
+        logic [TAG_W-1:0] tag_mem [N][DEPTH];
+        logic [TAG_W-1:0] pres_q;        // flits presented at this input so far (wraps)
+        logic [TAG_W-1:0] popped_tag;
+        always_ff @(posedge clk_i) begin
+            for (int j = 0; j < N; j++)
+                /* verilator lint_off BLKSEQ */   // as for mem: the tail written is never a head read
+                if (write[j]) tag_mem[j][slot_of(tail_q, IW'(j))] = pres_q;
+                /* verilator lint_on BLKSEQ */
+        end
+        always_ff @(posedge clk_i) begin
+            if (!rst_ni) pres_q <= '0;
+            else if (in_valid_i) pres_q <= pres_q + 1'b1;
+        end
+        assign popped_tag = tag_mem[pop_queue][pop_slot];
+        always_comb begin
+            for (int j = 0; j < N; j++)
+                sibling_o[j] = popping && nonempty_q[j] && !pop_i[j]
+                               && tag_mem[j][slot_of(head_q, IW'(j))] == popped_tag;
+        end
+    end else begin : g_no_tags
+        assign sibling_o = '0;
+    end
+
     assign nonempty_o     = nonempty_q;
+    assign credit_extra_o = credit_extra_q;
     assign credit_o       = credit_q;
     assign credit_queue_o = credit_queue_q;
     assign occupancy_o    = occupancy_q;

@@ -159,7 +159,7 @@ public:
             uint64_t row = get_bits(top_->dbg_match_o, p * n_, n_);
             out->match_out[p] = row ? static_cast<uint8_t>(__builtin_ctzll(row)) : 0;
             if (row) out->match_in |= uint64_t{1} << p;
-            out->credit_extra[p] = 0;   // fanout_read is not built into the RTL
+            out->credit_extra[p] = get_bits(top_->credit_extra_o, p * n_, n_);
         }
         if (tracing) save_inputs(valid, in, all);
         edge_high_ = true;
@@ -236,8 +236,8 @@ struct variant_entry {
 
 template <class V> model_base *make_model(unsigned ports, unsigned depth) { return new model<V>(ports, depth); }
 
-#define XBAR_RTL_ENTRY(ports, latency, depth, iters, flit_w, cls) \
-    { { ports, latency, depth, iters, flit_w }, &make_model<cls> },
+#define XBAR_RTL_ENTRY(ports, latency, depth, iters, flit_w, fanout, cls) \
+    { { ports, latency, depth, iters, flit_w, fanout }, &make_model<cls> },
 const variant_entry k_variants[] = { XBAR_RTL_FOR_EACH(XBAR_RTL_ENTRY) };
 #undef XBAR_RTL_ENTRY
 const size_t k_n_variants = sizeof k_variants / sizeof k_variants[0];
@@ -278,7 +278,7 @@ extern "C" const char *xbar_rtl_ports_list(void) { return XBAR_RTL_PORTS_LIST; }
 extern "C" xbar_rtl *xbar_rtl_new(const xbar_rtl_cfg *cfg, char *why, size_t n)
 {
     const variant_entry *e = nullptr;
-    bool ports_ok = false, latency_ok = false;
+    bool ports_ok = false, latency_ok = false, fanout_ok = false;
     unsigned iters_max = 0;
     for (size_t i = 0; i < k_n_variants; i++) {
         const xbar_rtl_variant &v = k_variants[i].v;
@@ -286,12 +286,23 @@ extern "C" xbar_rtl *xbar_rtl_new(const xbar_rtl_cfg *cfg, char *why, size_t n)
         ports_ok = true;
         if (v.latency != cfg->latency) continue;
         latency_ok = true;
+        if ((v.fanout_read != 0) != (cfg->fanout_read != 0)) continue;
+        fanout_ok = true;
         if (v.iters_max > iters_max) iters_max = v.iters_max;
         // the fewest built iterations that cover the request (cheapest to simulate)
         if (cfg->iters >= 1 && v.iters_max >= cfg->iters && (!e || v.iters_max < e->v.iters_max)) e = &k_variants[i];
     }
     if (!ports_ok) {
         snprintf(why, n, "ports=%u has no Verilated RTL model; allowed with the RTL: %s", cfg->ports, XBAR_RTL_PORTS_LIST);
+        return nullptr;
+    }
+    if (latency_ok && !fanout_ok) {
+        char list[128] = "";
+        for (size_t i = 0; i < k_n_variants; i++)
+            if (k_variants[i].v.fanout_read && k_variants[i].v.latency == cfg->latency)
+                snprintf(list + strlen(list), sizeof list - strlen(list), " %u", k_variants[i].v.ports);
+        snprintf(why, n, "fanout_read=%u: the RTL with ports=%u is Verilated with fanout_read=%u only (fanout_read=1 RTL: ports%s)",
+                 cfg->fanout_read, cfg->ports, cfg->fanout_read ? 0 : 1, list);
         return nullptr;
     }
     if (latency_ok && !e) {
@@ -307,7 +318,7 @@ extern "C" xbar_rtl *xbar_rtl_new(const xbar_rtl_cfg *cfg, char *why, size_t n)
         return nullptr;
     }
     if (cfg->depth < 1 || cfg->depth > e->v.depth) {
-        snprintf(why, n, "depth=%u: the RTL VOQs hold 1..%u flits (0 = unbounded is C only)", cfg->depth, e->v.depth);
+        snprintf(why, n, "depth=%u: the RTL VOQs hold 1..%u flits (depth=0, unbounded, is C only)", cfg->depth, e->v.depth);
         return nullptr;
     }
     xbar_rtl *x = new (std::nothrow) xbar_rtl();

@@ -29,6 +29,7 @@ typedef struct xbar_rtl_variant {
     unsigned depth;       /* DEPTH: physical flits per VOQ */
     unsigned iters_max;   /* ITERS: iSLIP iterations built */
     unsigned flit_bits;   /* FLIT_W */
+    unsigned fanout_read; /* FANOUT_READ: multicast fan-out read built in */
 } xbar_rtl_variant;
 
 /* The configurations built into this binary. */
@@ -41,6 +42,7 @@ typedef struct xbar_rtl_cfg {
     unsigned iters;       /* 1..iters_max */
     unsigned latency;     /* >= 1, must be a Verilated value */
     unsigned depth;       /* credits per VOQ the upstream will use: 1..variant depth */
+    unsigned fanout_read; /* 1: multicast fan-out read (a Verilated variant must have it) */
 } xbar_rtl_cfg;
 
 typedef struct xbar_rtl xbar_rtl;
@@ -77,7 +79,7 @@ extern const xbar_core_ops xbar_rtl_core_ops;
 
 /* The factory the nvswitch component calls for model=rtl|both
  * (nvswitch_register_rtl): maps an xbar_core_cfg onto a Verilated model, or
- * NULL with the reason (only voq + islip, bounded depth, fanout_read=0). */
+ * NULL with the reason (only voq + islip, bounded depth; fanout_read where Verilated). */
 struct xbar_core_cfg;
 void *xbar_rtl_core_new(const struct xbar_core_cfg *cfg, sim_trace *trace, const xbar_core_ops **ops, char *why,
                         size_t why_n);

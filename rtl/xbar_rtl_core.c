@@ -13,12 +13,10 @@ void *xbar_rtl_core_new(const struct xbar_core_cfg *cfg, sim_trace *trace, const
     if (cfg->queue != XBAR_QUEUE_VOQ) return snprintf(why, why_n, "queue=fifo: the RTL has VOQs only; use queue=voq with model=rtl|both"), NULL;
     if (cfg->alloc != XBAR_ALLOC_ISLIP) return snprintf(why, why_n, "alloc: the RTL allocator is iSLIP; use alloc=islip with model=rtl|both"), NULL;
     if (cfg->shared) return snprintf(why, why_n, "shared=1: the RTL has a private buffer per VOQ; use shared=0 with model=rtl|both"), NULL;
-    if (cfg->fanout_read)
-        return snprintf(why, why_n, "fanout_read=1: multicast fan-out read is in the C model only; use fanout_read=0 with model=rtl|both"), NULL;
     if (cfg->depth <= 0)
-        return snprintf(why, why_n, "depth=%d: the RTL VOQs are bounded; use depth=1..32 with model=rtl|both", cfg->depth), NULL;
+        return snprintf(why, why_n, "depth=%d: the RTL VOQs are bounded; use depth=1..64 with model=rtl|both", cfg->depth), NULL;
     xbar_rtl_cfg rc = { .ports = (unsigned)cfg->ports, .iters = (unsigned)cfg->iters, .latency = (unsigned)cfg->latency,
-                        .depth = (unsigned)cfg->depth };
+                        .depth = (unsigned)cfg->depth, .fanout_read = cfg->fanout_read ? 1u : 0u };
     xbar_rtl *x = xbar_rtl_new(&rc, why, why_n);
     if (!x) return NULL;
     if (trace) xbar_rtl_trace_open(x, trace, "rtl", NULL, 0, 0);

@@ -16,7 +16,8 @@ module xbar_top #(
     parameter int FLIT_W  = 64,
     parameter int DEPTH   = 8,   // flits per VOQ, a power of two >= 2 (the upstream may use fewer credits)
     parameter int ITERS   = 4,   // iSLIP iterations built; cfg_iters_i picks 1..ITERS
-    parameter int LATENCY = 1    // cycles from allocation to the output (>= 1)
+    parameter int LATENCY = 1,   // cycles from allocation to the output (>= 1)
+    parameter int FANOUT_READ = 0  // multicast fan-out read (docs/crossbar-cycle-rules.md)
 ) (
     input  logic                                  clk_i,
     input  logic                                  rst_ni,
@@ -32,6 +33,8 @@ module xbar_top #(
     // Credits: bit i pulses for one freed slot of VOQ[i][credit_queue_o[i]].
     output logic [NPORTS-1:0]                     credit_o,
     output logic [NPORTS*$clog2(NPORTS)-1:0]      credit_queue_o,
+    // FANOUT_READ=1: row i, bit j: VOQ[i][j] also freed a slot by a fan-out join (0 otherwise).
+    output logic [NPORTS*NPORTS-1:0]              credit_extra_o,
     // Observability (waves, lock-step comparison); not needed by a user.
     // Matrices: row r at [r*NPORTS +: NPORTS], one-hot where named so.
     output logic [NPORTS*NPORTS-1:0]              dbg_match_o,       // row i: one-hot output matched to input i this cycle
@@ -55,19 +58,25 @@ module xbar_top #(
 
     logic [N*N-1:0]      req, match_row, match_col;
     logic [N-1:0]        out_match;
+    logic [N*N-1:0]      sibling, join_row;
+    logic [N*N-1:0]      dp_col;      // per output: the input it reads (matched or joined)
+    logic [N-1:0]        dp_valid;
     logic [N*FLIT_W-1:0] pop_data;
     logic [N-1:0]        overflow;
 
     for (genvar i = 0; i < N; i++) begin : g_in
-        xbar_input_buf #(.N(N), .FLIT_W(FLIT_W), .DEPTH(DEPTH)) u_buf (
+        xbar_input_buf #(.N(N), .FLIT_W(FLIT_W), .DEPTH(DEPTH), .FANOUT_READ(FANOUT_READ)) u_buf (
             .clk_i          (clk_i),
             .rst_ni         (rst_ni),
             .in_valid_i     (in_valid_i[i]),
             .in_data_i      (in_data_i[i*FLIT_W +: FLIT_W]),
             .in_dest_i      (in_dest_i[i*N +: N]),
             .pop_i          (match_row[i*N +: N]),
+            .join_i         (join_row[i*N +: N]),
             .nonempty_o     (req[i*N +: N]),
             .pop_data_o     (pop_data[i*FLIT_W +: FLIT_W]),
+            .sibling_o      (sibling[i*N +: N]),
+            .credit_extra_o (credit_extra_o[i*N +: N]),
             .credit_o       (credit_o[i]),
             .credit_queue_o (credit_queue_o[i*IW +: IW]),
             .occupancy_o    (dbg_occupancy_o[i*OW +: OW]),
@@ -87,11 +96,35 @@ module xbar_top #(
         .accept_ptr_o   (dbg_accept_ptr_o)
     );
 
+    if (FANOUT_READ != 0) begin : g_fanout
+        logic [N*N-1:0] join_col;
+        xbar_fanout_join #(.N(N)) u_join (
+            .clk_i       (clk_i),
+            .rst_ni      (rst_ni),
+            .sibling_i   (sibling),
+            .out_match_i (out_match),
+            .join_col_o  (join_col),
+            .join_row_o  (join_row)
+        );
+        always_comb begin
+            for (int j = 0; j < N; j++) dp_valid[j] = out_match[j] | (join_col[j*N +: N] != '0);
+        end
+        assign dp_col = match_col | join_col;
+    end else begin : g_no_fanout
+        assign join_row = '0;
+        assign dp_valid = out_match;
+        assign dp_col   = match_col;
+        /* verilator lint_off UNUSEDSIGNAL */   // only the fan-out join reads the sibling heads
+        logic [N*N-1:0] unused_sibling;
+        /* verilator lint_on UNUSEDSIGNAL */
+        assign unused_sibling = sibling;
+    end
+
     xbar_datapath #(.N(N), .FLIT_W(FLIT_W), .LATENCY(LATENCY)) u_dp (
         .clk_i          (clk_i),
         .rst_ni         (rst_ni),
-        .out_match_i    (out_match),
-        .match_col_i    (match_col),
+        .out_match_i    (dp_valid),
+        .match_col_i    (dp_col),
         .pop_data_i     (pop_data),
         .out_valid_o    (out_valid_o),
         .out_data_o     (out_data_o),

@@ -21,7 +21,7 @@ static const sim_param_def equiv_params[] = {
     SIM_PARAM_INT("configs", "12", "", 1, 100000, "randomised configurations"),
     SIM_PARAM_INT("cycles", "4000", "cycles", 10, 1e9, "cycles per configuration (then a drain)"),
     SIM_PARAM_INT("ports", "0", "", 0, 64, "0 = random among the Verilated sizes; else one of them"),
-    SIM_PARAM_INT("depth", "0", "flits", 0, 32, "credits per VOQ; 0 = random 1..32"),
+    SIM_PARAM_INT("depth", "0", "flits", 0, 64, "credits per VOQ; 0 = random 1..32"),
     SIM_PARAM_INT("iters", "0", "", 0, 4, "iSLIP iterations; 0 = random 1..4"),
     SIM_PARAM_DOUBLE("load", "-1", "flits/cycle", -1, 1, "offered load per input; -1 = random 0.05..1"),
     SIM_PARAM_ENUM("pattern", "random", "random|" XBAR_PATTERN_NAMES, "destinations; random = pick per configuration"),
@@ -34,7 +34,7 @@ static const sim_param_def equiv_params[] = {
 };
 
 typedef struct equiv_cfg {
-    unsigned ports, depth, iters, latency;
+    unsigned ports, depth, iters, latency, fanout_read;
     double load, mcast;
     enum xbar_pattern pattern;
     uint64_t seed;
@@ -58,11 +58,12 @@ static xbar_lockstep *make_pair(const equiv_cfg *e, bool rrm, xbar_core **c_out,
     cc.depth = (int)e->depth;
     cc.iters = (int)e->iters;
     cc.latency = (int)e->latency;
-    cc.fanout_read = 0;
+    cc.fanout_read = (int)e->fanout_read;
     cc.inject = rrm ? XBAR_INJECT_RRM : XBAR_INJECT_NONE;
     if (xbar_core_cfg_check(&cc, why, n) != 0) return NULL;
     xbar_core *c = xbar_core_new(&cc);
-    xbar_rtl_cfg rc = { .ports = e->ports, .iters = e->iters, .latency = e->latency, .depth = e->depth };
+    xbar_rtl_cfg rc = { .ports = e->ports, .iters = e->iters, .latency = e->latency, .depth = e->depth,
+                        .fanout_read = e->fanout_read };
     xbar_rtl *r = xbar_rtl_new(&rc, why, n);
     if (!c || !r) {
         xbar_core_free(c);
@@ -239,10 +240,10 @@ static void equiv_run(sim_test_ctx *cx)
     for (unsigned k = 0; k < n_cfg; k++) {
         const xbar_rtl_variant *v;
         do v = &vars[sim_rng_below(&rng, nv)];
-        while (fixed_ports ? v->ports != fixed_ports : (k == 0 && v->ports != vars[0].ports));
+        while (fixed_ports ? v->ports != fixed_ports : (k == 0 && (v->ports != vars[0].ports || v->fanout_read)));
         /* configuration 0 (the one in the waves) always has the smallest
          * Verilated size, so waves/xbar_equiv.gtkw names fit every seed */
-        equiv_cfg e = { .ports = v->ports, .latency = v->latency };
+        equiv_cfg e = { .ports = v->ports, .latency = v->latency, .fanout_read = v->fanout_read };
         e.depth = sim_param_int(p, "depth") ? (unsigned)sim_param_int(p, "depth") : 1 + (unsigned)sim_rng_below(&rng, 32);
         e.iters = sim_param_int(p, "iters") ? (unsigned)sim_param_int(p, "iters") : 1 + (unsigned)sim_rng_below(&rng, 4);
         e.load = sim_param_double(p, "load") >= 0 ? sim_param_double(p, "load") : 0.05 + 0.95 * sim_rng_double(&rng);
@@ -268,6 +269,7 @@ static void equiv_run(sim_test_ctx *cx)
         cJSON_AddNumberToObject(o, "depth", e.depth);
         cJSON_AddNumberToObject(o, "iters", e.iters);
         cJSON_AddNumberToObject(o, "latency", e.latency);
+        cJSON_AddNumberToObject(o, "fanout_read", e.fanout_read);
         cJSON_AddNumberToObject(o, "load", e.load);
         cJSON_AddNumberToObject(o, "mcast", e.mcast);
         cJSON_AddStringToObject(o, "pattern", (const char *[]){ "uniform", "hotspot", "transpose", "permutation", "backlog" }[e.pattern]);
@@ -276,15 +278,15 @@ static void equiv_run(sim_test_ctx *cx)
         cJSON_AddNumberToObject(o, "copies_delivered", (double)res.delivered);
         cJSON_AddItemToArray(list, o);
         if (!cx->quiet)
-            fprintf(stderr, "xbar_equiv: config %u ports=%u depth=%u iters=%u L=%u load=%.2f mcast=%.2f pattern=%d: %" PRIu64
+            fprintf(stderr, "xbar_equiv: config %u ports=%u depth=%u iters=%u L=%u fanout_read=%u load=%.2f mcast=%.2f pattern=%d: %" PRIu64
                             " cycles, %" PRIu64 " mismatches\n",
-                    k, e.ports, e.depth, e.iters, e.latency, e.load, e.mcast, e.pattern, res.cycles, res.mismatches);
+                    k, e.ports, e.depth, e.iters, e.latency, e.fanout_read, e.load, e.mcast, e.pattern, res.cycles, res.mismatches);
     }
     uint64_t ramp_bad = 0, ramp_mism = 0;
     char ramp_first[160] = "";
     if (sim_param_bool(p, "ramp")) {
         for (size_t i = 0; i < nv; i++)
-            if (vars[i].latency == 1 && (i == 0 || vars[i].ports != vars[i - 1].ports))
+            if (vars[i].latency == 1 && !vars[i].fanout_read && (i == 0 || vars[i].ports != vars[i - 1].ports))
                 run_ramp(vars[i].ports, rrm, &ramp_mism, &ramp_bad, ramp_first, sizeof ramp_first);
     }
     const uint64_t thr_cycles = (uint64_t)sim_param_int(p, "thr_cycles");

@@ -18,10 +18,11 @@
 #include "xbar_stim.h"
 
 static const sim_param_def iv_params[] = {
-    SIM_PARAM_INT("ports", "5", "", 2, 64, "switch ports (a Verilated size)"),
+    SIM_PARAM_INT("ports", "8", "", 2, 64, "switch ports (a Verilated size)"),
     SIM_PARAM_INT("iters", "2", "", 1, 4, "iSLIP iterations"),
     SIM_PARAM_INT("latency", "1", "cycles", 1, 64, "pipeline latency (a Verilated value)"),
-    SIM_PARAM_INT("depth", "4", "flits", 1, 32, "credits per VOQ"),
+    SIM_PARAM_INT("depth", "4", "flits", 1, 64, "credits per VOQ"),
+    SIM_PARAM_BOOL("fanout_read", "1", "multicast fan-out read (a Verilated variant must have it)"),
     SIM_PARAM_DOUBLE("load", "0.8", "flits/cycle", 0, 1, "offered load per input"),
     SIM_PARAM_DOUBLE("mcast", "0.2", "", 0, 1, "fraction of multicast flits"),
     SIM_PARAM_INT("cycles", "3000", "cycles", 1, 1e7, "cycles to compare"),
@@ -76,7 +77,7 @@ static void iv_run(sim_test_ctx *cx)
     const unsigned n = (unsigned)sim_param_int(p, "ports"), iw = clog2u(n);
     const uint64_t cycles = (uint64_t)sim_param_int(p, "cycles");
     xbar_rtl_cfg rc = { .ports = n, .iters = (unsigned)sim_param_int(p, "iters"), .latency = (unsigned)sim_param_int(p, "latency"),
-                        .depth = (unsigned)sim_param_int(p, "depth") };
+                        .depth = (unsigned)sim_param_int(p, "depth"), .fanout_read = sim_param_bool(p, "fanout_read") };
     char why[256];
     xbar_rtl *x = xbar_rtl_new(&rc, why, sizeof why);
     if (!x) sim_input_error("xbar_iverilog: %s", why);
@@ -139,6 +140,9 @@ static void iv_run(sim_test_ctx *cx)
         fputc(' ', fv);
         for (unsigned j = 0; j < n; j++) bb_set(&bsrc, j * iw, iw, out.credit_queue[j]);
         put_hex(fv, bsrc.b, bsrc.w);
+        fputc(' ', fv);
+        for (unsigned i = 0; i < n; i++) bb_set(&bd, i * n, n, out.credit_extra[i]);
+        put_hex(fv, bd.b, bd.w);
         fprintf(fv, " %d\n", xbar_rtl_overflow(x) ? 1 : 0);
     }
     double verilator_s = wall_s() - t_v0;
@@ -151,10 +155,11 @@ static void iv_run(sim_test_ctx *cx)
     const char *src = xbar_rtl_source_dir();
     snprintf(cmd, sizeof cmd,
              "iverilog -g2012 -Wall -o '%s' -s xbar_file_tb -Pxbar_file_tb.NPORTS=%u -Pxbar_file_tb.DEPTH=%u "
-             "-Pxbar_file_tb.ITERS=%u -Pxbar_file_tb.LATENCY=%u -Pxbar_file_tb.FLIT_W=%u "
-             "'%s/tb/xbar_file_tb.sv' '%s/xbar_top.sv' '%s/xbar_input_buf.sv' '%s/xbar_islip_alloc.sv' "
+             "-Pxbar_file_tb.ITERS=%u -Pxbar_file_tb.LATENCY=%u -Pxbar_file_tb.FLIT_W=%u -Pxbar_file_tb.FANOUT_READ=%u "
+             "'%s/tb/xbar_file_tb.sv' '%s/xbar_top.sv' '%s/xbar_input_buf.sv' '%s/xbar_islip_alloc.sv' '%s/xbar_fanout_join.sv' "
              "'%s/xbar_rr_arbiter.sv' '%s/xbar_bit_transpose.sv' '%s/xbar_datapath.sv'",
-             vvp_path, v->ports, v->depth, v->iters_max, v->latency, v->flit_bits, src, src, src, src, src, src, src);
+             vvp_path, v->ports, v->depth, v->iters_max, v->latency, v->flit_bits, v->fanout_read, src, src, src, src, src, src, src,
+             src);
     int rc_comp = run_cmd(cmd, log_path);
     int rc_run = -1;
     double t_i0 = wall_s();

@@ -26,13 +26,23 @@ static size_t n_variants(void)
     return xbar_rtl_variants(&list);
 }
 
-static xbar_rtl *make(unsigned ports, unsigned iters, unsigned latency, unsigned depth)
+static xbar_rtl *make_f(unsigned ports, unsigned iters, unsigned latency, unsigned depth, unsigned fanout_read)
 {
-    xbar_rtl_cfg c = { .ports = ports, .iters = iters, .latency = latency, .depth = depth };
+    xbar_rtl_cfg c = { .ports = ports, .iters = iters, .latency = latency, .depth = depth, .fanout_read = fanout_read };
     char why[256] = "";
     xbar_rtl *x = xbar_rtl_new(&c, why, sizeof why);
     ck_assert_msg(x != NULL, "xbar_rtl_new: %s", why);
     return x;
+}
+
+static xbar_rtl *make(unsigned ports, unsigned iters, unsigned latency, unsigned depth)
+{
+    return make_f(ports, iters, latency, depth, 0);
+}
+
+static xbar_rtl *make_v(const xbar_rtl_variant *v, unsigned iters, unsigned depth)
+{
+    return make_f(v->ports, iters, v->latency, depth, v->fanout_read);
 }
 
 static const xbar_in k_idle;
@@ -52,6 +62,12 @@ START_TEST(test_bad_config)
     ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
     ck_assert_msg(strstr(why, "iters=0") != NULL, "%s", why);
     c.iters = 1;
+    c.fanout_read = 1;
+    c.ports = 5;
+    ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
+    ck_assert_msg(strstr(why, "fanout_read=1") != NULL, "%s", why);
+    c.fanout_read = 0;
+    c.ports = 4;
     c.depth = 1000;
     ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
     ck_assert_msg(strstr(why, "depth=1000") != NULL, "%s", why);
@@ -62,7 +78,7 @@ END_TEST
 START_TEST(test_one_flit_timing)
 {
     const xbar_rtl_variant *v = variant(_i);
-    xbar_rtl *x = make(v->ports, 1, v->latency, 4);
+    xbar_rtl *x = make_v(v, 1, 4);
     const unsigned src = 1, dst = v->ports - 1, t0 = 3;
     xbar_out out;
     int seen_out = -1, seen_credit = -1;
@@ -106,6 +122,7 @@ START_TEST(test_islip1_reset_ramp)
 {
     const xbar_rtl_variant *v = variant(_i);
     const unsigned n = v->ports;
+    if (v->fanout_read) return;   /* the ramp is defined without fan-out read (broadcast fill) */
     xbar_rtl *x = make(n, 1, v->latency, 8);
     xbar_stim st;
     xbar_stim_cfg sc = { .ports = n, .depth = 8, .load = 1.0, .pattern = XBAR_PAT_BACKLOG, .seed = 3 };
@@ -135,7 +152,7 @@ START_TEST(test_credits_and_multicast_conservation)
     const xbar_rtl_variant *v = variant(_i);
     const unsigned n = v->ports;
     for (unsigned iters = 1; iters <= v->iters_max; iters += 3) {
-        xbar_rtl *x = make(n, iters, v->latency, 3);
+        xbar_rtl *x = make_v(v, iters, 3);
         xbar_stim st;
         xbar_stim_cfg sc = { .ports = n, .depth = 3, .load = 0.9, .pattern = XBAR_PAT_UNIFORM,
                              .mcast_frac = 0.2, .mcast_fanout = 3, .seed = 11 + iters };
@@ -183,13 +200,15 @@ START_TEST(test_credits_and_multicast_conservation)
 }
 END_TEST
 
-/* A broadcast flit is replicated into every VOQ of its input; the input reads
- * one copy per cycle, so the N copies leave over N cycles, one credit each. */
+/* A broadcast flit is replicated into every VOQ of its input. Without
+ * fan-out read the input reads one copy per cycle, so the N copies leave over
+ * N cycles, one credit each; with it, the other outputs join the matched read
+ * and all N leave together (one credit + N-1 in credit_extra). */
 START_TEST(test_broadcast_replication)
 {
     const xbar_rtl_variant *v = variant(_i);
     const unsigned n = v->ports;
-    xbar_rtl *x = make(n, 1, v->latency, 2);
+    xbar_rtl *x = make_v(v, 1, 2);
     xbar_in in = k_idle;
     xbar_out out;
     in.valid = 1ull << 2;
@@ -199,9 +218,9 @@ START_TEST(test_broadcast_replication)
     unsigned first = 0, last = 0;
     for (unsigned t = 0; t < 2 * n + 6; t++) {
         xbar_rtl_step(x, t == 0 ? &in : &k_idle, &out);
-        ck_assert_uint_le(__builtin_popcountll(out.valid), 1);
-        if (out.valid) {
-            unsigned j = (unsigned)__builtin_ctzll(out.valid);
+        if (!v->fanout_read) ck_assert_uint_le(__builtin_popcountll(out.valid), 1);
+        for (uint64_t m = out.valid; m; m &= m - 1) {
+            unsigned j = (unsigned)__builtin_ctzll(m);
             ck_assert_uint_eq(out.out_data[j], 0xabcull);
             ck_assert_uint_eq(out.out_src[j], 2);
             ck_assert(!((got >> j) & 1));
@@ -211,13 +230,19 @@ START_TEST(test_broadcast_replication)
         }
         if (out.credit) {
             ck_assert_uint_eq(out.credit, 1ull << 2);
+            ck_assert(!((credited >> out.credit_queue[2]) & 1));
             credited |= 1ull << out.credit_queue[2];
+        }
+        for (unsigned i = 0; i < n; i++) {
+            if (i != 2) ck_assert_uint_eq(out.credit_extra[i], 0);
+            ck_assert(!(credited & out.credit_extra[i]));
+            credited |= out.credit_extra[i];
         }
     }
     ck_assert_uint_eq(got, in.in[2].dest_mask);
     ck_assert_uint_eq(credited, in.in[2].dest_mask);
     ck_assert_uint_eq(first, 1 + v->latency);
-    ck_assert_uint_eq(last - first, n - 1);
+    ck_assert_uint_eq(last - first, v->fanout_read ? 0 : n - 1);
     xbar_rtl_free(x);
 }
 END_TEST

@@ -3,7 +3,7 @@
 // Reads one line per cycle from +stim=<file>: "<in_valid> <in_dest> <in_data>"
 // (hex, whole buses), drives it for that cycle, and writes what the switch
 // drives in the cycle to +out=<file>: "<cycle> <out_valid> <out_data>
-// <out_src> <credit> <credit_queue> <err_overflow>" (hex, whole buses) —
+// <out_src> <credit> <credit_queue> <credit_extra> <err_overflow>" (hex, whole buses) —
 // the same format the C harness writes for the Verilated model, so the two
 // files must be identical. Reset: rst_ni low for 2 rising edges with
 // cfg_iters_i = +iters=<n>, as the C bridge does.
@@ -12,7 +12,8 @@ module xbar_file_tb #(
     parameter int FLIT_W  = 64,
     parameter int DEPTH   = 32,
     parameter int ITERS   = 4,
-    parameter int LATENCY = 1
+    parameter int LATENCY = 1,
+    parameter int FANOUT_READ = 0
 );
     localparam int N  = NPORTS;
     localparam int IW = $clog2(NPORTS);
@@ -28,15 +29,15 @@ module xbar_file_tb #(
     logic [N-1:0]        out_valid, credit;
     logic [N*FLIT_W-1:0] out_data;
     logic [N*IW-1:0]     out_src, credit_queue;
-    logic [N*N-1:0]      dbg_match, dbg_gptr, dbg_aptr, dbg_req;
+    logic [N*N-1:0]      dbg_match, dbg_gptr, dbg_aptr, dbg_req, credit_extra;
     logic [N*OW-1:0]     dbg_occ;
     logic                err_overflow;
 
-    xbar_top #(.NPORTS(NPORTS), .FLIT_W(FLIT_W), .DEPTH(DEPTH), .ITERS(ITERS), .LATENCY(LATENCY)) dut (
+    xbar_top #(.NPORTS(NPORTS), .FLIT_W(FLIT_W), .DEPTH(DEPTH), .ITERS(ITERS), .LATENCY(LATENCY), .FANOUT_READ(FANOUT_READ)) dut (
         .clk_i(clk), .rst_ni(rst_n), .cfg_iters_i(cfg_iters),
         .in_valid_i(in_valid), .in_data_i(in_data), .in_dest_i(in_dest),
         .out_valid_o(out_valid), .out_data_o(out_data), .out_src_o(out_src),
-        .credit_o(credit), .credit_queue_o(credit_queue),
+        .credit_o(credit), .credit_queue_o(credit_queue), .credit_extra_o(credit_extra),
         .dbg_match_o(dbg_match), .dbg_grant_ptr_o(dbg_gptr), .dbg_accept_ptr_o(dbg_aptr),
         .dbg_req_o(dbg_req), .dbg_occupancy_o(dbg_occ), .err_overflow_o(err_overflow)
     );
@@ -68,8 +69,8 @@ module xbar_file_tb #(
             r = $fscanf(fin, "%h %h %h\n", in_valid, in_dest, in_data);
             if (r == 3) begin
                 #1;   // let the combinational logic settle, then sample this cycle's outputs
-                $fdisplay(fout, "%0d %h %h %h %h %h %h", cycle, out_valid, out_data, out_src, credit, credit_queue,
-                          err_overflow);
+                $fdisplay(fout, "%0d %h %h %h %h %h %h %h", cycle, out_valid, out_data, out_src, credit, credit_queue,
+                          credit_extra, err_overflow);
                 #4 clk = 1'b1;
                 #5 clk = 1'b0;
                 cycle = cycle + 1;
