@@ -70,7 +70,8 @@ const xbar_rtl_variant *xbar_rtl_variant_of(const xbar_rtl *x);
  * below the current one): top-level buses plus a scope per port. Time of a
  * cycle: sim_now(k) when k is given (the harness steps from a clock edge);
  * else t0_ps + cycle * period_ps; with k NULL and period_ps 0, the time of
- * the kernel the trace was opened on. Values are written only when they change. */
+ * the kernel the trace was opened on. Values are written only when they change.
+ * Declares variables, so call it before sim_run() or sim_trace_freeze(). */
 void xbar_rtl_trace_open(xbar_rtl *x, sim_trace *t, const char *scope, sim_kernel *k, uint64_t t0_ps,
                          uint64_t period_ps);
 

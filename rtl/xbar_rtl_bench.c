@@ -42,7 +42,10 @@ static loop_speed run_bare(unsigned ports, unsigned iters, uint64_t cycles, sim_
         fprintf(stderr, "rtl_bench: %s\n", why);
         exit(2);
     }
-    if (tr) xbar_rtl_trace_open(x, tr, "rtl", NULL, 0, 1000);
+    if (tr) {
+        xbar_rtl_trace_open(x, tr, "rtl", NULL, 0, 1000);
+        sim_trace_freeze(tr);
+    }
     xbar_stim st;
     xbar_stim_cfg sc = { .ports = ports, .depth = 32, .load = 1.0, .pattern = XBAR_PAT_UNIFORM, .seed = 1 };
     xbar_stim_init(&st, &sc);

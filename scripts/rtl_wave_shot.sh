@@ -1,6 +1,7 @@
 #!/bin/sh
 # Regenerates docs/rtl_packet.png: one packet through the 4-port RTL next to
-# the C model, from the FST xbar_equiv writes, grabbed from GTKWave under
+# the C model (save file scripts/rtl_packet.gtkw: seed 3 sends the first flit
+# from input 3 to output 1), from the FST xbar_equiv writes, grabbed from GTKWave under
 # xvfb-run (headless). Usage: scripts/rtl_wave_shot.sh [build-dir]
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,13 +19,13 @@ FIRST=$(fst2vcd "$OUT/waves/xbar_equiv.fst" 2>/dev/null | awk '
     /^#/ { t = substr($0, 2) }
     id != "" && /^b/ && $2 == id && $1 != "b0" && $1 != "b0000" { print t; exit }')
 FIRST=${FIRST:-0}
-START=$((FIRST > 2000 ? FIRST - 2000 : 0))
-END=$((FIRST + 6000))
+START=$((FIRST > 1000 ? FIRST - 1000 : 0))
+END=$((FIRST + 4000))
 cat > "$OUT/shot.tcl" <<TCL
 gtkwave::setZoomRangeTimes $START $END
 gtkwave::/File/Grab_To_File $ROOT/docs/rtl_packet.png
 gtkwave::/File/Quit
 TCL
-xvfb-run -a -s "-screen 0 1400x900x24" gtkwave -S "$OUT/shot.tcl" "$OUT/waves/xbar_equiv.fst" "$ROOT/waves/xbar_equiv.gtkw" \
+xvfb-run -a -s "-screen 0 1400x1100x24" gtkwave -S "$OUT/shot.tcl" "$OUT/waves/xbar_equiv.fst" "$ROOT/scripts/rtl_packet.gtkw" \
     > "$OUT/gtkwave.log" 2>&1 || { cat "$OUT/gtkwave.log"; exit 1; }
 echo "docs/rtl_packet.png: cycles $((START / 1000))..$((END / 1000)), first flit presented at cycle $((FIRST / 1000))"

@@ -75,8 +75,8 @@ static xbar_lockstep *make_pair(const equiv_cfg *e, bool rrm, xbar_core **c_out,
     return xbar_lockstep_new(&xbar_core_tl_ops, c, &xbar_rtl_core_ops, r, (int)e->ports);
 }
 
-static void trace_c_side(sim_trace *tr, const equiv_tv *tv, uint64_t t_ps, const xbar_core *c, const xbar_in *in,
-                         const xbar_out *out, const xbar_lockstep *ls, unsigned n)
+static void trace_c_side(sim_trace *tr, const equiv_tv *tv, uint64_t t_ps, uint64_t period_ps, const xbar_core *c,
+                         const xbar_in *in, const xbar_out *out, const xbar_lockstep *ls, unsigned n)
 {
     if (!tr) return;
     const xbar_alloc *a = xbar_core_allocator(c);
@@ -86,13 +86,16 @@ static void trace_c_side(sim_trace *tr, const equiv_tv *tv, uint64_t t_ps, const
     sim_trace_emit_u64_at(tr, t_ps, tv->credit, out->credit);
     sim_trace_emit_u64_at(tr, t_ps, tv->match, out->match_in);
     sim_trace_emit_u64_at(tr, t_ps, tv->mismatches, ls->mismatches);
-    for (unsigned p = 0; p < n; p++) {
-        sim_trace_emit_u64_at(tr, t_ps, tv->gptr[p], (uint64_t)xbar_alloc_grant_ptr(a, (int)p));
-        sim_trace_emit_u64_at(tr, t_ps, tv->aptr[p], (uint64_t)xbar_alloc_accept_ptr(a, (int)p));
+    for (unsigned p = 0; p < n; p++)
         sim_trace_emit_u64_at(tr, t_ps, tv->out_data[p], (out->valid >> p) & 1 ? out->out_data[p] : 0);
+    /* Pointers and queue lengths are read after the step, i.e. the state of
+     * the next cycle: stamp them there, as the RTL's registers show them. */
+    for (unsigned p = 0; p < n; p++) {
+        sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->gptr[p], (uint64_t)xbar_alloc_grant_ptr(a, (int)p));
+        sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->aptr[p], (uint64_t)xbar_alloc_accept_ptr(a, (int)p));
         uint64_t held = 0;
         for (unsigned q = 0; q < n; q++) held += xbar_core_queue_len(c, (int)p, (int)q);
-        sim_trace_emit_u64_at(tr, t_ps, tv->backlog[p], held);
+        sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->backlog[p], held);
     }
 }
 
@@ -125,6 +128,8 @@ static void run_config(sim_test_ctx *cx, const equiv_cfg *e, bool rrm, sim_trace
             sim_trace_pop_scope(tr);
         }
         sim_trace_pop_scope(tr);
+        sim_trace_pop_scope(tr);        /* config<k> */
+        sim_trace_freeze(tr);           /* hierarchy complete: values now go out at their own times */
     }
     xbar_stim st;
     xbar_stim_cfg sc = { .ports = e->ports, .depth = e->depth, .load = e->load, .pattern = e->pattern,
@@ -148,7 +153,7 @@ static void run_config(sim_test_ctx *cx, const equiv_cfg *e, bool rrm, sim_trace
         xbar_lockstep_step(ls, &in, &out);
         xbar_stim_credits(&st, &out);
         xbar_score_outputs(&sb, &out, t);
-        trace_c_side(tr, &tv, t0_ps + t * period, c, &in, &out, ls, e->ports);
+        trace_c_side(tr, &tv, t0_ps + t * period, period, c, &in, &out, ls, e->ports);
         if ((t & 1023) == 0) sim_progress(cx, 0, "config ports=%u cycle %" PRIu64, e->ports, t);
     }
     res->cycles = ls->cycles_compared;
@@ -253,9 +258,8 @@ static void equiv_run(sim_test_ctx *cx)
         e.seed = sim_rng_u64(&rng);
         equiv_result res;
         sim_trace *tr = k == 0 ? cx->trace : NULL;   /* waves: the first configuration */
-        if (tr) sim_trace_push_scopef(tr, "config%u", k);
+        if (tr) sim_trace_push_scopef(tr, "config%u", k);   /* popped by run_config */
         run_config(cx, &e, rrm, tr, t0, cycles, &res);
-        if (tr) sim_trace_pop_scope(tr);
         t0 += (res.cycles + 10) * 1000;
         total_cycles += res.cycles;
         total_mism += res.mismatches;

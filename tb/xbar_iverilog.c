@@ -93,7 +93,10 @@ static void iv_run(sim_test_ctx *cx)
     snprintf(log_path, sizeof log_path, "%s/icarus.log", dir);
 
     /* 1. Verilator, closed loop: record inputs and outputs. */
-    if (cx->trace) xbar_rtl_trace_open(x, cx->trace, "rtl", NULL, 0, 1000);
+    if (cx->trace) {
+        xbar_rtl_trace_open(x, cx->trace, "rtl", NULL, 0, 1000);
+        sim_trace_freeze(cx->trace);   /* no sim_run() here: values go out at the harness's times */
+    }
     FILE *fs = fopen(stim_path, "w"), *fv = fopen(ver_path, "w");
     if (!fs || !fv) sim_fatal("xbar_iverilog: cannot write %s", dir);
     xbar_stim st;

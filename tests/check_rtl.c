@@ -304,6 +304,7 @@ START_TEST(test_trace_writes_fst)
     ck_assert_ptr_nonnull(tr);
     xbar_rtl *x = make(4, 1, 1, 4);
     xbar_rtl_trace_open(x, tr, "rtl", NULL, 0, 1000);
+    sim_trace_freeze(tr);
     xbar_in in = k_idle;
     xbar_out out;
     in.valid = 1;
