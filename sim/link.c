@@ -84,7 +84,11 @@ sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg)
         sim_fatal("link %s: %u credit types, at most %d", l->cfg.name, l->cfg.credit_types, SIM_LINK_MAX_CREDIT_TYPES);
     if (l->cfg.bandwidth_GBps < 0) sim_fatal("link %s: negative bandwidth", l->cfg.name);
     /* 1 GB/s = 1 byte per ns = 1000 ps per byte */
-    l->ps_per_byte_q16 = l->cfg.bandwidth_GBps > 0 ? (uint64_t)(1000.0 * 65536.0 / l->cfg.bandwidth_GBps + 0.5) : 0;
+    if (l->cfg.bandwidth_GBps > 0) {
+        long double ps = 1000.0L / (long double)l->cfg.bandwidth_GBps;
+        l->ps_per_byte = (uint64_t)ps;
+        l->ps_per_byte_frac = (uint32_t)((ps - (long double)l->ps_per_byte) * 4294967296.0L + 0.5L);
+    }
     for (unsigned i = 0; i < l->cfg.credit_types; i++) l->credits[i] = l->cfg.credits[i];
     sim_event_init(&l->credit_returned, k, "credit_returned");
     sim_event_init(&l->delivered, k, "delivered");
@@ -146,19 +150,28 @@ bool sim_link_can_send(const sim_link *l, unsigned type, uint32_t credits)
 sim_time_ps sim_link_tx_free_ps(const sim_link *l)
 {
     sim_time_ps now = sim_now(l->k);
-    sim_time_ps free_ps = (l->busy_until_q16 + 65535) >> 16;
+    sim_time_ps free_ps = l->busy_until_ps + (l->busy_until_frac != 0);
     return free_ps > now ? free_ps : now;
 }
 
 static void enqueue(sim_link *l, void *msg, uint32_t bytes)
 {
     sim_time_ps now = sim_now(l->k);
-    uint64_t now_q16 = now << 16;
-    uint64_t start_q16 = l->busy_until_q16 > now_q16 ? l->busy_until_q16 : now_q16;
-    uint64_t ser_q16 = l->ps_per_byte_q16 * bytes;
-    l->busy_until_q16 = start_q16 + ser_q16;
-    l->busy_ps += (ser_q16 + 32768) >> 16;
-    sim_time_ps arrive = ((l->busy_until_q16 + 65535) >> 16) + l->cfg.latency_ps;
+    if (l->busy_until_ps < now || (l->busy_until_ps == now && l->busy_until_frac == 0)) {
+        l->busy_until_ps = now;     /* the wire was idle: start now */
+        l->busy_until_frac = 0;
+    }
+    /* bytes * (whole + frac / 2^32), carried exactly (bytes < 2^32) */
+    uint64_t frac_product = (uint64_t)l->ps_per_byte_frac * bytes;
+    uint64_t frac_sum = (uint64_t)l->busy_until_frac + (frac_product & 0xffffffffu);
+    uint64_t ser_whole = l->ps_per_byte * bytes + (frac_product >> 32);
+    sim_time_ps start = l->busy_until_ps;
+    l->busy_until_ps += ser_whole + (frac_sum >> 32);
+    l->busy_until_frac = (uint32_t)frac_sum;
+    sim_time_ps done = l->busy_until_ps + (l->busy_until_frac != 0);   /* the last byte, rounded up to a ps */
+    l->busy_ps += done - (start > l->busy_done_ps ? start : l->busy_done_ps);
+    l->busy_done_ps = done;
+    sim_time_ps arrive = done + l->cfg.latency_ps;
     if (l->q_len == l->q_cap) {
         l->q = ring_grow(l->q, &l->q_cap, l->q_head, l->q_len, sizeof *l->q);
         l->q_head = 0;

@@ -52,8 +52,14 @@ typedef struct sim_link_credit_msg {
 struct sim_link {
     sim_kernel *k;
     sim_link_cfg cfg;
-    uint64_t ps_per_byte_q16;        /* serialisation time, ps << 16 */
-    uint64_t busy_until_q16;         /* when the serialiser is free, ps << 16 */
+    /* Serialisation time per byte and the time the serialiser is free, each as
+     * whole ps plus a 32-bit binary fraction of a ps: exact to 2^-32 ps per
+     * byte, with no overflow for the whole uint64 ps range. */
+    uint64_t ps_per_byte;
+    uint32_t ps_per_byte_frac;
+    uint64_t busy_until_ps;
+    uint32_t busy_until_frac;
+    sim_time_ps busy_done_ps;        /* end of the last transmission, whole ps (for busy time) */
     /* receiver side */
     sim_link_recv_fn recv;
     void *recv_ctx;

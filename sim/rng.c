@@ -1,5 +1,7 @@
 #include "sim/rng.h"
 
+#include "sim/kernel.h"
+
 static uint64_t splitmix64(uint64_t *x)
 {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
@@ -38,6 +40,7 @@ uint64_t sim_rng_u64(sim_rng *r)
 
 uint64_t sim_rng_below(sim_rng *r, uint64_t n)
 {
+    if (!n) sim_fatal("sim_rng_below(0): the range is empty");   /* else a division by zero */
     /* rejection sampling: no modulo bias */
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t x;

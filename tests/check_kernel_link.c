@@ -396,6 +396,42 @@ START_TEST(test_random_traffic_against_reference)
 }
 END_TEST
 
+/* SIM_LINK_SAME_LATENCY, the delivered event (next delta after a batch) and a
+ * sender pacing itself to the wire with sim_link_tx_free_ps. */
+static sim_process dwatch, pacer;
+static int paced;
+static void dwatch_fn(void *ctx)
+{
+    (void)ctx;
+    log_add(k, "delivered", 0);
+}
+
+static void pacer_fn(void *ctx)
+{
+    sim_link *l = ctx;
+    ck_assert_uint_eq(sim_link_tx_free_ps(l), sim_now(k));   /* woken exactly when the wire is free */
+    sim_link_send(l, (void *)(uintptr_t)paced, 10);
+    if (++paced < 3) sim_next_trigger_at(k, sim_link_tx_free_ps(l) - sim_now(k));
+}
+
+START_TEST(test_delivered_event_same_latency_and_pacing)
+{
+    sim_link *l = mk("l", 2000, 2, SIM_LINK_SAME_LATENCY, 1, 8);   /* 10 B = 5 ns */
+    ck_assert_uint_eq(l->cfg.credit_latency_ps, 2000);
+    sim_method_init(&dwatch, k, "dw", dwatch_fn, NULL);
+    sim_sensitive(&dwatch, &l->delivered);
+    sim_dont_initialize(&dwatch);
+    paced = 0;
+    sim_method_init(&pacer, k, "pacer", pacer_fn, l);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "rx@7000 delivered@7000 rx@12000 delivered@12000 rx@17000 delivered@17000");
+    for (unsigned i = 0; i < 6; i += 2) ck_assert_uint_eq(g_log[i + 1].delta, g_log[i].delta + 1);   /* next delta */
+    ck_assert_uint_eq(l->delivered.triggers, 3);
+    ck_assert(fabs(sim_link_utilisation(l) - 15000.0 / 17000.0) < 1e-12);
+    sim_link_free(l);
+}
+END_TEST
+
 static Suite *link_suite(void)
 {
     Suite *s = suite_create("link");
@@ -406,6 +442,7 @@ static Suite *link_suite(void)
     tcase_add_test(tc, test_bandwidth_fractional_exact);
     tcase_add_test(tc, test_bandwidth_idle_gap);
     tcase_add_test(tc, test_utilisation_counts_only_elapsed_wire_time);
+    tcase_add_test(tc, test_delivered_event_same_latency_and_pacing);
     suite_add_tcase(s, tc);
     tc = tcase_create("credits");
     tcase_add_checked_fixture(tc, setup, teardown);

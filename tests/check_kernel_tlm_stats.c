@@ -330,6 +330,14 @@ START_TEST(test_rng_known_answer)
 }
 END_TEST
 
+START_TEST(test_rng_below_zero_aborts)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 1);
+    sim_rng_below(&r, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("tlm_stats");
@@ -348,6 +356,7 @@ static Suite *suite(void)
     tc = tcase_create("rng");
     tcase_add_test(tc, test_rng_determinism_and_range);
     tcase_add_test(tc, test_rng_known_answer);
+    tcase_add_test_raise_signal(tc, test_rng_below_zero_aborts, SIGABRT);
     suite_add_tcase(s, tc);
     return s;
 }

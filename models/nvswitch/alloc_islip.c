@@ -38,7 +38,7 @@ static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t 
             int i = xbar_rr_pick(r, s->g[j]);
             if (!(granted_in >> i & 1)) { granted_in |= 1ULL << i; grants[i] = 0; }
             grants[i] |= 1ULL << j;
-            if (s->rrm && it == 0) s->g[j] = (uint8_t)((i + 1) % n);
+            if (s->rrm && it == 0) s->g[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
         }
         if (!granted_in) break;
         for (uint64_t ins = granted_in; ins; ins &= ins - 1) {
@@ -50,8 +50,8 @@ static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t 
             free_out &= ~(1ULL << j);
             matched++;
             if (it == 0) {
-                s->g[j] = (uint8_t)((i + 1) % n);
-                s->acc[i] = (uint8_t)((j + 1) % n);
+                s->g[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
+                s->acc[i] = (uint8_t)(j + 1 == n ? 0 : j + 1);
             }
         }
     }

@@ -46,8 +46,8 @@ static int rr_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t *re
             free_out &= ~(1ULL << j);
             matched++;
             if (it == 0) {
-                s->in_ptr[i] = (uint8_t)((j + 1) % n);
-                s->out_ptr[j] = (uint8_t)((i + 1) % n);
+                s->in_ptr[i] = (uint8_t)(j + 1 == n ? 0 : j + 1);
+                s->out_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
             }
         }
     }

@@ -45,6 +45,7 @@ struct xbar_core {
     uint64_t cr_extra[XBAR_MAX_PORTS];
     uint64_t cr_extra_any;
     uint64_t t;
+    int pipe_idx;                     /* slot of cycle t: t mod L */
     uint64_t backlog;
     int last_matches, last_fanout;
 };
@@ -179,20 +180,27 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
 {
     const int n = c->n;
     const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
-    xpipe *slot = &c->pipe[c->t % (uint64_t)c->cfg.latency];
+    xpipe *slot = &c->pipe[c->pipe_idx];
+    c->pipe_idx = c->pipe_idx + 1 == c->cfg.latency ? 0 : c->pipe_idx + 1;
+
+    /* This cycle's writes go to rings chosen at random among N*N: start
+     * fetching their descriptors now, they are needed after the allocation. */
+    if (voq)
+        for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            uint64_t dm = in->in[i].dest_mask;
+            if (dm && !(dm & (dm - 1))) __builtin_prefetch(&c->q[i * n + __builtin_ctzll(dm)], 1);
+        }
 
     /* Outputs of this cycle: flits matched in t-L, credits of slots freed in t-1. */
+    /* Whole arrays: at load most entries are valid, and copying beats a bit walk. */
     out->valid = slot->valid;
-    for (uint64_t m = slot->valid; m; m &= m - 1) {
-        int j = __builtin_ctzll(m);
-        out->out_data[j] = slot->data[j];
-        out->out_src[j] = slot->src[j];
+    if (slot->valid) {
+        memcpy(out->out_data, slot->data, (size_t)n * sizeof slot->data[0]);
+        memcpy(out->out_src, slot->src, (size_t)n);
     }
     out->credit = c->cr;
-    for (uint64_t m = c->cr; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
-        out->credit_queue[i] = c->cr_q[i];
-    }
+    if (c->cr) memcpy(out->credit_queue, c->cr_q, (size_t)n);
     memcpy(out->credit_extra, c->cr_extra, (size_t)n * sizeof c->cr_extra[0]);
     if (c->cr_extra_any) {
         memset(c->cr_extra, 0, sizeof c->cr_extra);
@@ -209,13 +217,24 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     uint64_t popseq[XBAR_MAX_PORTS];
     /* The N heads about to be read sit in N different rings, usually long out
      * of cache: ask for all of them first so the misses overlap. */
+    uint64_t mi = 0;
     for (int i = 0; i < n; i++) {
         if (in_match[i] < 0) continue;
+        mi |= 1ULL << i;
         const xq *q = &c->q[voq ? i * n + in_match[i] : i];
         __builtin_prefetch(&q->buf[q->head], 1);
     }
-    for (int i = 0; i < n; i++) {
-        if (in_match[i] < 0) continue;
+    /* ... and the slots the writes will fill (their descriptors arrived during the allocation). */
+    if (voq)
+        for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            uint64_t dm = in->in[i].dest_mask;
+            if (!dm || (dm & (dm - 1))) continue;
+            const xq *q = &c->q[i * n + __builtin_ctzll(dm)];
+            if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
+        }
+    for (uint64_t m = mi; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
         int j = in_match[i];
         matched_in |= 1ULL << i;
         matched_out |= 1ULL << j;
@@ -266,7 +285,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
             }
             if (!ok) continue;
             int i = xbar_rr_pick(ok, c->fan_ptr[j]);
-            c->fan_ptr[j] = (uint8_t)((i + 1) % n);
+            c->fan_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
             c->last_fanout++;
             if (voq) {
                 xq *q = &c->q[i * n + j];

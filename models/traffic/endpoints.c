@@ -1,10 +1,12 @@
 /* Endpoints: sources and sinks around a switch (see endpoints.h). */
 #include "models/traffic/endpoints.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static bool tep_cycle(void *ctx, uint64_t cycle);
+static uint64_t bernoulli_gap(sim_rng *r, double p);
 static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
 
 tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp)
@@ -25,6 +27,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
         p->idx = i;
         p->cur_q = -1;
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
+        p->next_arrival = bernoulli_gap(&p->rng, e->p_packet);
         for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->last_seq[s] = -1;
     }
     e->first_delivery_ps = SIM_TIME_MAX;
@@ -187,15 +190,25 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
     return -1;
 }
 
+/* Cycles without an arrival before the next one, for a Bernoulli(p) process:
+ * geometric, so a source draws once per packet instead of once per cycle. */
+static uint64_t bernoulli_gap(sim_rng *r, double p)
+{
+    if (p >= 1.0) return 0;
+    double u = 1.0 - sim_rng_double(r); /* (0, 1] */
+    double g = floor(log(u) / log1p(-p));
+    return g > 1e15 ? (uint64_t)1e15 : (uint64_t)g;
+}
+
 static bool tep_cycle(void *ctx, uint64_t cycle)
 {
-    (void)cycle;
     tep *e = ctx;
     const sim_time_ps now = sim_now(e->k);
     bool busy = e->injecting;
     for (int i = 0; i < e->cfg.ports; i++) {
         tep_port *p = &e->port[i];
-        if (e->injecting && (e->cfg.bernoulli_mask >> i & 1) && sim_rng_double(&p->rng) < e->p_packet) {
+        if (e->injecting && cycle >= p->next_arrival && (e->cfg.bernoulli_mask >> i & 1)) {
+            p->next_arrival = cycle + 1 + bernoulli_gap(&p->rng, e->p_packet);
             int d = traffic_dest_pick(e->cfg.dest, i, &p->rng);
             new_packet(e, i, 1ULL << d, (unsigned)e->cfg.pkt_flits, (uint32_t)(e->cfg.pkt_flits - 1) * (uint32_t)e->cfg.flit_bytes, 0);
         }
@@ -211,7 +224,7 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
         if (!e->sending) continue;
         if (p->cur_q < 0 && !p->q_mask && ring_empty(&p->q[TEP_MCAST_Q]) && ring_empty(&p->q[0])) continue;
         busy = true;
-        if (sim_link_tx_free_ps(p->tx) > now) continue; /* the wire is still serialising */
+        if (p->tx_free_ps > now) continue; /* the wire is still serialising */
         int qi = p->cur_q;
         if (qi < 0) {
             qi = pick_queue(e, p, 1);
@@ -228,6 +241,7 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
         }
         tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
         send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
+        p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
         uint64_t copies = (uint64_t)count * (uint64_t)__builtin_popcountll(k->dest_mask);
         e->copies_sent += copies;
         for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
@@ -248,6 +262,16 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     return busy;
 }
 
+/* Payload bytes carried by flits [lo, hi) of a packet (flit 0 is the header). */
+static uint64_t payload_in(const tep *e, const tpkt *k, unsigned lo, unsigned hi)
+{
+    uint64_t fb = (uint64_t)e->cfg.flit_bytes, pay = k->payload_bytes;
+    uint64_t a = lo > 1 ? (uint64_t)(lo - 1) * fb : 0, b = hi > 1 ? (uint64_t)(hi - 1) * fb : 0;
+    return (b < pay ? b : pay) - (a < pay ? a : pay);
+}
+
+/* A message of `count` flits of one packet copy arrives at sink p: counted
+ * per message (the flits of one message are consecutive in their flow). */
 static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
     (void)bytes;
@@ -258,39 +282,46 @@ static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     tmsg *m = msg;
     tpkt *k = tpkt_at(e->pp, m->pkt);
     const sim_time_ps now = sim_now(e->k);
+    const unsigned cnt = m->count, src = k->src;
     if (!(k->dest_mask >> dst & 1)) sim_fatal("endpoint: flit of P%u.%u delivered to port %d, not a destination", k->src, k->id, dst);
-    const bool in_window = now >= e->cfg.warmup_ps && now < e->cfg.end_ps;
-    for (unsigned f = m->first; f < (unsigned)m->first + m->count; f++) {
-        int64_t seq = (int64_t)(k->seq0 + f);
-        int64_t *last = &p->last_seq[k->src];
-        if (seq > *last) *last = seq;
-        else if (seq == *last) e->duplicated++;
-        else e->out_of_order++;
-        p->recv_from[k->src]++;
-        e->copies_delivered++;
-        if (in_window) {
-            p->win_out++;
-            e->port[k->src].win_in++;
-            if (e->cfg.record_latency)
-                sim_hist_add(&e->latency_cycles, (double)(now - k->created_ps) / (double)e->cfg.period_ps);
+    if (cnt > k->copies_left) sim_fatal("endpoint: P%u.%u delivered more copies than it has", k->src, k->id);
+    /* per-flow order: every flit must be newer than the newest seen */
+    const int64_t seq_first = (int64_t)(k->seq0 + m->first);
+    int64_t *last = &p->last_seq[src];
+    if (seq_first > *last) {
+        *last = seq_first + cnt - 1;
+    } else {
+        for (unsigned f = 0; f < cnt; f++) {
+            int64_t seq = seq_first + f;
+            if (seq > *last) *last = seq;
+            else if (seq == *last) e->duplicated++;
+            else e->out_of_order++;
         }
-        if (k->msg && p->msg_bytes_total && f > 0) {
-            uint32_t off = (f - 1) * (uint32_t)e->cfg.flit_bytes;
-            uint32_t b = k->payload_bytes - off < (uint32_t)e->cfg.flit_bytes ? k->payload_bytes - off : (uint32_t)e->cfg.flit_bytes;
-            p->msg_bytes_recv += b;
-            if (!p->msg_done && p->msg_bytes_recv >= p->msg_bytes_total) {
-                p->msg_done = true;
-                p->msg_done_ps = now;
-                e->msg_dests_done++;
-                if (e->msg_dests_done == e->msg_dests) {
-                    e->msg_done_ps = now;
-                    if (e->stop_when_msg_done) sim_stop(e->k);
-                }
+    }
+    p->recv_from[src] += cnt;
+    e->copies_delivered += cnt;
+    if (now >= e->cfg.warmup_ps && now < e->cfg.end_ps) {
+        p->win_out += cnt;
+        e->port[src].win_in += cnt;
+        if (e->cfg.record_latency) {
+            double lat = (double)(now - k->created_ps) / (double)e->cfg.period_ps;
+            for (unsigned f = 0; f < cnt; f++) sim_hist_add(&e->latency_cycles, lat);
+        }
+    }
+    if (k->msg && p->msg_bytes_total) {
+        p->msg_bytes_recv += payload_in(e, k, m->first, m->first + cnt);
+        if (!p->msg_done && p->msg_bytes_recv >= p->msg_bytes_total) {
+            p->msg_done = true;
+            p->msg_done_ps = now;
+            e->msg_dests_done++;
+            if (e->msg_dests_done == e->msg_dests) {
+                e->msg_done_ps = now;
+                if (e->stop_when_msg_done) sim_stop(e->k);
             }
         }
-        if (k->copies_left == 0) sim_fatal("endpoint: P%u.%u delivered more copies than it has", k->src, k->id);
-        if (--k->copies_left == 0) tpkt_release(e->pp, k);
     }
+    k->copies_left -= cnt;
+    if (k->copies_left == 0) tpkt_release(e->pp, k); /* k is not used below */
     if (e->stop_when_drained && e->copies_delivered == e->copies_sent) sim_stop(e->k);
     if (e->first_delivery_ps == SIM_TIME_MAX) e->first_delivery_ps = now;
     e->last_delivery_ps = now;

@@ -64,6 +64,8 @@ typedef struct tep_port {
     uint64_t next_seq;
     uint32_t next_id;
     sim_rng rng;
+    uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
+    sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
     uint32_t msg_queued;        /* message packets cut and not yet sent */

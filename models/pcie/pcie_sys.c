@@ -1,0 +1,419 @@
+/* The two components on either side of the link: a DMA requester (writes
+ * split at MPS, reads at MRRS, tags for outstanding reads) and a memory
+ * completer (answers reads after cpl_ps with completions split at RCB/MPS),
+ * each with a full port, joined by one sim_link per direction. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/pcie/pcie_port.h"
+
+#define XFER_RING 1024u          /* read transfers in flight (<= tags + 1) */
+#define TL_QUEUE_DEPTH 2u        /* DMA engine keeps its TL queue this shallow (TLPs made just in time) */
+
+typedef struct tag_ent {
+    bool busy;
+    uint32_t remaining;
+    uint64_t next_addr;
+    uint64_t xfer;
+} tag_ent;
+
+typedef struct pend_rd { pcie_tlp mrd; sim_time_ps ready_ps; } pend_rd;
+
+struct pcie_sys {
+    sim_kernel *k;
+    pcie_cfg cfg;
+    pcie_phy phy;
+    pcie_pool pool;
+    sim_link *down, *up;
+    pcie_port req, cpl;
+    pcie_results res;
+    uint64_t base_wr, base_rd;
+    /* requester: write engine */
+    uint64_t wr_xfer, wr_off, wr_done;
+    sim_time_ps wr_xfer_start;
+    /* requester: read engine */
+    uint64_t rd_xfer, rd_off, rd_done;
+    sim_time_ps rd_xfer_start;
+    tag_ent *tags;
+    uint16_t *free_tags; unsigned n_free_tags;
+    uint64_t *rd_remaining;        /* per transfer in flight, ring by transfer number */
+    uint64_t rd_oldest;            /* lowest transfer number not yet complete */
+    /* completer */
+    uint64_t wr_expect_addr;
+    pend_rd *pend; size_t pend_head, pend_len, pend_cap;
+    sim_event cpl_ev;
+    sim_process cpl_proc;
+    /* integrity */
+    uint64_t addr_errors;
+    bool finished;
+};
+
+static bool want_wr(const pcie_sys *s) { return s->cfg.op == PCIE_OP_WR || s->cfg.op == PCIE_OP_RDWR; }
+static bool want_rd(const pcie_sys *s) { return s->cfg.op == PCIE_OP_RD || s->cfg.op == PCIE_OP_RDWR; }
+
+static void check_finished(pcie_sys *s)
+{
+    if (s->finished) return;
+    if (want_wr(s) && s->wr_done < s->cfg.count) return;
+    if (want_rd(s) && s->rd_done < s->cfg.count) return;
+    if (pcie_port_replay_occupancy(&s->req) || pcie_port_replay_occupancy(&s->cpl)) return;
+    s->finished = true;
+    s->res.end_ps = sim_now(s->k);
+    sim_stop(s->k);
+}
+
+/* ---- requester ------------------------------------------------------------------ */
+static uint8_t hdr_bytes(const pcie_sys *s, uint64_t addr)
+{
+    return (s->cfg.addr64 && addr >= (1ull << 32)) ? 16 : 12;
+}
+
+static void req_refill(void *ctx, pcie_port *p, unsigned cls)
+{
+    pcie_sys *s = ctx;
+    sim_time_ps now = pcie_port_tl_now(p);
+    if ((cls == PCIE_FC_P || cls == PCIE_FC_CLASSES) && want_wr(s)) {
+        while (pcie_port_queued(p, PCIE_FC_P) < TL_QUEUE_DEPTH && s->wr_xfer < s->cfg.count) {
+            if (s->wr_off == 0) s->wr_xfer_start = now;
+            uint64_t addr = s->base_wr + s->wr_xfer * s->cfg.size + s->wr_off;
+            uint64_t to_boundary = s->cfg.mps - (addr % s->cfg.mps);   /* naturally aligned MPS pieces never cross 4 KB */
+            uint64_t len = s->cfg.size - s->wr_off < to_boundary ? s->cfg.size - s->wr_off : to_boundary;
+            pcie_tlp t = { 0 };
+            t.type = PCIE_TLP_MWR;
+            t.addr = addr;
+            t.len = (uint32_t)len;
+            t.hdr_bytes = hdr_bytes(s, addr);
+            t.ecrc = s->cfg.ecrc;
+            t.xfer = (uint32_t)s->wr_xfer;
+            t.xfer_start_ps = s->wr_xfer_start;
+            s->wr_off += len;
+            t.last = s->wr_off == s->cfg.size;
+            pcie_port_submit(p, &t);
+            if (t.last) {
+                if (s->cfg.msg_per_xfer) {
+                    /* "transfer done" message: posted, ordered behind the data it announces */
+                    pcie_tlp m = { 0 };
+                    m.type = PCIE_TLP_MSG;
+                    m.hdr_bytes = 16;
+                    m.ecrc = s->cfg.ecrc;
+                    m.xfer = (uint32_t)s->wr_xfer;
+                    m.xfer_start_ps = s->wr_xfer_start;
+                    pcie_port_submit(p, &m);
+                }
+                s->wr_off = 0;
+                s->wr_xfer++;
+            }
+        }
+    }
+    if ((cls == PCIE_FC_NP || cls == PCIE_FC_CLASSES) && want_rd(s)) {
+        while (pcie_port_queued(p, PCIE_FC_NP) < TL_QUEUE_DEPTH && s->rd_xfer < s->cfg.count && s->n_free_tags) {
+            if (s->rd_xfer - s->rd_oldest >= XFER_RING) break;
+            if (s->rd_off == 0) {
+                s->rd_xfer_start = now;
+                s->rd_remaining[s->rd_xfer % XFER_RING] = s->cfg.size;
+            }
+            uint64_t addr = s->base_rd + s->rd_xfer * s->cfg.size + s->rd_off;
+            uint64_t to_boundary = s->cfg.mrrs - (addr % s->cfg.mrrs);
+            uint64_t len = s->cfg.size - s->rd_off < to_boundary ? s->cfg.size - s->rd_off : to_boundary;
+            uint16_t tag = s->free_tags[--s->n_free_tags];
+            tag_ent *te = &s->tags[tag];
+            te->busy = true;
+            te->remaining = (uint32_t)len;
+            te->next_addr = addr;
+            te->xfer = s->rd_xfer;
+            pcie_tlp t = { 0 };
+            t.type = PCIE_TLP_MRD;
+            t.addr = addr;
+            t.len = (uint32_t)len;
+            t.tag = tag;
+            t.hdr_bytes = hdr_bytes(s, addr);
+            t.ecrc = s->cfg.ecrc;
+            t.xfer = (uint32_t)s->rd_xfer;
+            t.xfer_start_ps = s->rd_xfer_start;
+            s->rd_off += len;
+            if (s->rd_off == s->cfg.size) {
+                s->rd_off = 0;
+                s->rd_xfer++;
+            }
+            pcie_port_submit(p, &t);
+        }
+    }
+}
+
+static void req_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
+{
+    pcie_sys *s = ctx;
+    if (t->type != PCIE_TLP_CPLD) sim_fatal("pcie requester: unexpected %u TLP", t->type);
+    tag_ent *te = &s->tags[t->tag];
+    if (!te->busy || t->addr != te->next_addr || t->byte_count != te->remaining || t->len > te->remaining) {
+        s->addr_errors++;
+        return;
+    }
+    te->remaining -= t->len;
+    te->next_addr += t->len;
+    uint64_t *rem = &s->rd_remaining[te->xfer % XFER_RING];
+    *rem -= t->len;
+    if (*rem == 0) {
+        sim_hist_add(&s->res.latency_ns, (double)(sim_now(s->k) - t->xfer_start_ps) / 1000.0);
+        s->rd_done++;
+        while (s->rd_oldest < s->rd_xfer && s->rd_remaining[s->rd_oldest % XFER_RING] == 0) s->rd_oldest++;
+    }
+    if (te->remaining == 0) {
+        if (!t->last) s->addr_errors++;
+        te->busy = false;
+        s->free_tags[s->n_free_tags++] = t->tag;
+        req_refill(s, p, PCIE_FC_NP);
+    }
+    check_finished(s);
+}
+
+/* ---- completer -------------------------------------------------------------------- */
+static void cpl_generate(pcie_sys *s, const pcie_tlp *mrd)
+{
+    uint64_t addr = mrd->addr;
+    uint32_t remaining = mrd->len;
+    uint32_t rcb = s->cfg.rcb;
+    while (remaining) {
+        /* every completion but the last ends on an RCB boundary and is at most MPS
+         * (or exactly one RCB piece with cpl_split_rcb) */
+        uint32_t max_len = s->cfg.cpl_split_rcb ? rcb : s->cfg.mps;
+        uint32_t len = max_len - (uint32_t)(addr % rcb);
+        if (len > remaining) len = remaining;
+        pcie_tlp c = { 0 };
+        c.type = PCIE_TLP_CPLD;
+        c.addr = addr;
+        c.len = len;
+        c.byte_count = remaining;
+        c.tag = mrd->tag;
+        c.hdr_bytes = 12;
+        c.ecrc = s->cfg.ecrc;
+        c.xfer = mrd->xfer;
+        c.xfer_start_ps = mrd->xfer_start_ps;
+        c.last = len == remaining;
+        pcie_port_submit(&s->cpl, &c);
+        addr += len;
+        remaining -= len;
+    }
+}
+
+static void cpl_run(void *ctx)
+{
+    pcie_sys *s = ctx;
+    sim_time_ps now = sim_now(s->k);
+    while (s->pend_len && s->pend[s->pend_head].ready_ps <= now) {
+        cpl_generate(s, &s->pend[s->pend_head].mrd);
+        s->pend_head = (s->pend_head + 1) % s->pend_cap;
+        s->pend_len--;
+    }
+    if (s->pend_len) sim_event_notify_at(&s->cpl_ev, s->pend[s->pend_head].ready_ps - now);
+}
+
+static void cpl_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
+{
+    (void)p;
+    pcie_sys *s = ctx;
+    sim_time_ps now = sim_now(s->k);
+    if (t->type == PCIE_TLP_MWR) {
+        if (t->addr != s->wr_expect_addr) s->addr_errors++;
+        s->wr_expect_addr = t->addr + t->len;
+        if (t->last) {
+            sim_hist_add(&s->res.latency_ns, (double)(now - t->xfer_start_ps) / 1000.0);
+            s->wr_done++;
+            check_finished(s);
+        }
+        return;
+    }
+    if (t->type == PCIE_TLP_MSG) {
+        /* posted ordering: the message arrives after all data of its transfer */
+        s->res.msgs_received++;
+        if (t->xfer + 1 != s->wr_done) s->res.msg_order_errors++;
+        return;
+    }
+    if (t->type != PCIE_TLP_MRD) sim_fatal("pcie completer: unexpected %u TLP", t->type);
+    if (s->pend_len == s->pend_cap) {
+        size_t ncap = s->pend_cap ? 2 * s->pend_cap : 64;
+        pend_rd *nb = malloc(ncap * sizeof *nb);
+        if (!nb) sim_fatal("out of memory");
+        for (size_t i = 0; i < s->pend_len; i++) nb[i] = s->pend[(s->pend_head + i) % s->pend_cap];
+        free(s->pend);
+        s->pend = nb;
+        s->pend_cap = ncap;
+        s->pend_head = 0;
+    }
+    pend_rd *e = &s->pend[(s->pend_head + s->pend_len) % s->pend_cap];
+    e->mrd = *t;
+    e->ready_ps = now + s->cfg.cpl_ps;
+    if (s->pend_len++ == 0) sim_event_notify_at(&s->cpl_ev, s->cfg.cpl_ps);
+}
+
+static void any_drained(void *ctx, pcie_port *p)
+{
+    (void)p;
+    check_finished(ctx);
+}
+
+static void cpl_refill(void *ctx, pcie_port *p, unsigned cls)
+{
+    (void)ctx;
+    (void)p;
+    (void)cls;
+}
+
+/* ---- system ------------------------------------------------------------------------- */
+pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_trace *tr)
+{
+    char why[256];
+    if (pcie_cfg_check(cfg, why, sizeof why)) sim_fatal("pcie: bad configuration: %s", why);
+    pcie_sys *s = calloc(1, sizeof *s);
+    if (!s) sim_fatal("out of memory");
+    s->k = k;
+    s->cfg = *cfg;
+    pcie_phy_init(&s->phy, cfg->gen, cfg->lanes, cfg->mps, cfg->wire_ps);
+    pcie_pool_init(&s->pool);
+    sim_hist_init(&s->res.latency_ns, "latency_ns");
+    s->base_wr = cfg->addr64 ? 0x100000000ull : 0x10000000ull;
+    s->base_rd = s->base_wr + 0x40000000ull;
+    s->wr_expect_addr = s->base_wr;
+
+    sim_link_cfg lc = { 0 };
+    lc.latency_ps = cfg->wire_ps;
+    lc.bandwidth_GBps = s->phy.raw_GBps;
+    lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
+    lc.name = "down";
+    s->down = sim_link_new(k, &lc);
+    lc.name = "up";
+    s->up = sim_link_new(k, &lc);
+
+    sim_trace_push_scope(tr, "pcie");
+    pcie_port_init(&s->req, k, "requester", &s->cfg, &s->phy, &s->pool, PCIE_DOWN, s->down, s->up, seed, tr,
+                   &s->res.dir[PCIE_DOWN], &s->res.dir[PCIE_UP]);
+    pcie_port_init(&s->cpl, k, "completer", &s->cfg, &s->phy, &s->pool, PCIE_UP, s->up, s->down, seed, tr,
+                   &s->res.dir[PCIE_UP], &s->res.dir[PCIE_DOWN]);
+    sim_link_trace(s->down, tr, pcie_pkt_label);
+    sim_link_trace(s->up, tr, pcie_pkt_label);
+    sim_trace_pop_scope(tr);
+
+    pcie_port_app ra = { s, req_deliver, req_refill, any_drained };
+    pcie_port_app ca = { s, cpl_deliver, cpl_refill, any_drained };
+    pcie_port_set_app(&s->req, &ra);
+    pcie_port_set_app(&s->cpl, &ca);
+    s->req.peer = &s->cpl;
+    s->cpl.peer = &s->req;
+
+    s->tags = calloc(cfg->tags, sizeof *s->tags);
+    s->free_tags = calloc(cfg->tags, sizeof *s->free_tags);
+    s->rd_remaining = calloc(XFER_RING, sizeof *s->rd_remaining);
+    if (!s->tags || !s->free_tags || !s->rd_remaining) sim_fatal("out of memory");
+    for (unsigned i = 0; i < cfg->tags; i++) s->free_tags[s->n_free_tags++] = (uint16_t)(cfg->tags - 1 - i);
+
+    sim_event_init(&s->cpl_ev, k, "pcie_cpl");
+    sim_method_init(&s->cpl_proc, k, "completer_mem", cpl_run, s);
+    sim_sensitive(&s->cpl_proc, &s->cpl_ev);
+    sim_dont_initialize(&s->cpl_proc);
+
+    s->res.xfers_expected = cfg->count * (cfg->op == PCIE_OP_RDWR ? 2u : 1u);
+    /* one latency sample per transfer: reserve them up front (no regrowth mid-run) */
+    if (s->res.xfers_expected && s->res.xfers_expected <= (64u << 20)) {
+        s->res.latency_ns.v = malloc(s->res.xfers_expected * sizeof *s->res.latency_ns.v);
+        if (!s->res.latency_ns.v) sim_fatal("out of memory");
+        s->res.latency_ns.cap = s->res.xfers_expected;
+    }
+    /* the DMA engine has its first TLPs ready at t=0; they go once the link is up */
+    req_refill(s, &s->req, PCIE_FC_CLASSES);
+    return s;
+}
+
+const pcie_phy *pcie_sys_phy(const pcie_sys *s) { return &s->phy; }
+
+bool pcie_sys_run(pcie_sys *s, sim_time_ps limit_ps)
+{
+    if (s->cfg.count == 0) s->finished = true;
+    if (s->finished) return true;
+    sim_run(s->k, limit_ps);
+    if (!s->finished) s->res.end_ps = sim_now(s->k);
+    return s->finished;
+}
+
+uint64_t pcie_sys_xfers_done(const pcie_sys *s) { return s->wr_done + s->rd_done; }
+
+void pcie_sys_results(pcie_sys *s, pcie_results *r)
+{
+    *r = s->res;
+    memset(&s->res.latency_ns, 0, sizeof s->res.latency_ns);   /* ownership moves to r */
+    sim_hist_init(&s->res.latency_ns, "latency_ns");
+    r->completed = s->finished;
+    r->xfers_done = s->wr_done + s->rd_done;
+    pcie_port *ports[2] = { &s->req, &s->cpl };
+    for (int i = 0; i < 2; i++) {
+        pcie_port *p = ports[i];
+        r->replays += p->dtx.replays;
+        r->retrains += p->retrains;
+        r->replay_timeouts += p->replay_timeouts;
+        r->naks_received += p->naks_received;
+        r->invalid_acknaks += p->dtx.invalid_acknaks;
+        r->updatefcs_refresh += p->fc_refresh_sent;
+        for (unsigned t = 0; t < PCIE_FC_TYPES; t++) r->fc_overflows += p->fcr[t].overflows;
+        if (p->max_replay_occ > r->max_replay_occupancy) r->max_replay_occupancy = p->max_replay_occ;
+        if (p->replays_before_retrain_max > r->replays_before_retrain_max)
+            r->replays_before_retrain_max = p->replays_before_retrain_max;
+    }
+    /* conservation above the DLL, per receiving direction */
+    pcie_port *rx_of[2] = { &s->cpl, &s->req };   /* down is received by the completer */
+    pcie_port *tx_of[2] = { &s->req, &s->cpl };
+    for (int d = 0; d < 2; d++) {
+        pcie_dir_stats *st = &r->dir[d];
+        uint64_t sent = 0, got = 0;
+        for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) {
+            sent += tx_of[d]->tx_serial[c] - tx_of[d]->q[c].len;   /* handed to the DLL */
+            got += rx_of[d]->rx_expect[c];
+        }
+        uint64_t pending = 0;   /* legitimately on the way: in replay buffers or receive buffers */
+        pending += rx_of[d]->rxb_len;
+        uint64_t in_dll = pcie_port_replay_occupancy(tx_of[d]);
+        st->lost = (r->completed && sent > got + pending) ? sent - got - pending : 0;
+        if (!r->completed) (void)in_dll;
+        st->duplicated = rx_of[d]->rx_dup;
+        st->reordered = rx_of[d]->rx_reorder + (d == 0 ? s->addr_errors : 0);
+    }
+    r->dir[PCIE_UP].reordered += 0;
+    /* credit stalls of the port that sends the data */
+    sim_time_ps active = s->req.active_ps > s->cpl.active_ps ? s->req.active_ps : s->cpl.active_ps;
+    sim_time_ps end = r->end_ps;
+    r->active_ps = end > active ? end - active : 0;
+    double st_req = (double)pcie_port_stall_ps(&s->req), st_cpl = (double)pcie_port_stall_ps(&s->cpl);
+    double stall = s->cfg.op == PCIE_OP_WR ? st_req : s->cfg.op == PCIE_OP_RD ? st_cpl : (st_req > st_cpl ? st_req : st_cpl);
+    r->credit_stall_frac = r->active_ps ? stall / (double)r->active_ps : 0;
+    uint64_t n = s->req.loop_n + s->cpl.loop_n;
+    r->credit_loop_samples = n;
+    r->credit_loop_ns = n ? (s->req.loop_sum_ns + s->cpl.loop_sum_ns) / (double)n : 0;
+    double mn = 0;
+    if (s->req.loop_n) mn = s->req.loop_min_ns;
+    if (s->cpl.loop_n && (!s->req.loop_n || s->cpl.loop_min_ns < mn)) mn = s->cpl.loop_min_ns;
+    r->credit_loop_min_ns = mn;
+}
+
+int pcie_sys_check_links(const pcie_sys *s, char *why, size_t n)
+{
+    if (sim_link_check(s->down, false, why, n)) return -1;
+    if (sim_link_check(s->up, false, why, n)) return -1;
+    return 0;
+}
+
+void pcie_sys_free(pcie_sys *s)
+{
+    if (!s) return;
+    /* packets still on the wire go back to the pool with it */
+    pcie_port_free(&s->req);
+    pcie_port_free(&s->cpl);
+    sim_link_free(s->down);
+    sim_link_free(s->up);
+    pcie_pool_free(&s->pool);
+    sim_hist_free(&s->res.latency_ns);
+    free(s->tags);
+    free(s->free_tags);
+    free(s->rd_remaining);
+    free(s->pend);
+    free(s);
+}

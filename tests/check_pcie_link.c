@@ -1,0 +1,306 @@
+/* Unit tests of the whole PCIe link model (requester, completer, two ports,
+ * two wires): replay on Nak and on timeout through the real ports, REPLAY_NUM
+ * rollover -> retrain, Scaled FC against the unscaled limit, the efficiency
+ * band for every generation and width, Flit Mode FEC, the lookahead giving
+ * the same results as one TLP per wake, and bad configurations. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tb/pcie_common.h"
+
+static pcie_cfg base_cfg(unsigned gen, unsigned lanes)
+{
+    pcie_cfg c;
+    memset(&c, 0, sizeof c);
+    c.gen = gen;
+    c.lanes = lanes;
+    c.mps = 256;
+    c.mrrs = 512;
+    c.rcb = 64;
+    c.addr64 = true;
+    c.adv[PCIE_FC_PH] = 127;
+    c.adv[PCIE_FC_PD] = 2047;
+    c.adv[PCIE_FC_NPH] = 64;
+    c.adv[PCIE_FC_NPD] = 64;
+    c.fc_scale = 1;
+    c.wire_ps = SIM_NS(20);
+    c.rx_ps = 0;
+    c.cpl_ps = SIM_NS(300);
+    c.retrain_ps = SIM_US(2);
+    c.tags = 256;
+    c.op = PCIE_OP_WR;
+    c.size = 4096;
+    c.count = 200;
+    return c;
+}
+
+typedef struct outcome {
+    pcie_results r;
+    double goodput_GBps;
+    bool conserved;
+} outcome;
+
+static outcome run(const pcie_cfg *cfg)
+{
+    outcome o;
+    char why[256];
+    ck_assert_msg(pcie_cfg_check(cfg, why, sizeof why) == NULL, "config: %s", why);
+    sim_kernel *k = sim_kernel_new();
+    pcie_sys *s = pcie_sys_new(k, cfg, 1, NULL);
+    pcie_run(NULL, k, s, 0, SIM_US(20000), SIM_TIME_MAX);
+    pcie_sys_results(s, &o.r);
+    unsigned dirs = cfg->op == PCIE_OP_RDWR ? 2 : 1;
+    o.goodput_GBps = pcie_dir_goodput_GBps(&o.r.dir[PCIE_DOWN]) + pcie_dir_goodput_GBps(&o.r.dir[PCIE_UP]);
+    o.conserved = o.r.completed && o.r.xfers_done == cfg->count * dirs && pcie_sys_check_links(s, why, sizeof why) == 0;
+    for (int d = 0; d < 2; d++)
+        o.conserved = o.conserved && !o.r.dir[d].lost && !o.r.dir[d].duplicated && !o.r.dir[d].reordered;
+    sim_hist_free(&o.r.latency_ns);
+    pcie_sys_free(s);
+    sim_kernel_free(k);
+    return o;
+}
+
+START_TEST(test_replay_on_nak)
+{
+    pcie_cfg c = base_cfg(5, 16);
+    c.err[PCIE_DOWN].nak_every = 97;
+    outcome o = run(&c);
+    ck_assert(o.conserved);
+    uint64_t forced = o.r.dir[PCIE_DOWN].forced_naks;
+    ck_assert_uint_gt(forced, 10);
+    ck_assert_uint_eq(o.r.naks_received, forced);      /* one Nak per bad TLP (each followed by good ones) */
+    ck_assert_uint_eq(o.r.replays, forced);
+    ck_assert_uint_eq(o.r.replay_timeouts, 0);
+    ck_assert_uint_eq(o.r.retrains, 0);
+    ck_assert_uint_gt(o.r.dir[PCIE_DOWN].tlps_replayed, forced);   /* go-back-N: the bad one and those after it */
+}
+END_TEST
+
+START_TEST(test_replay_on_timeout)
+{
+    /* the upstream wire corrupts everything for 3 us: every Ack is lost, the
+     * replay timer expires, the replays are duplicates the receiver Acks, and
+     * once the wire is good again an Ack gets through */
+    pcie_cfg c = base_cfg(3, 8);
+    c.count = 200;
+    c.err[PCIE_UP].bad_from_ps = SIM_US(1);
+    c.err[PCIE_UP].bad_until_ps = SIM_US(4);
+    outcome o = run(&c);
+    ck_assert(o.conserved);
+    ck_assert_uint_gt(o.r.replay_timeouts, 0);
+    ck_assert_uint_eq(o.r.replays, o.r.replay_timeouts);     /* no Naks: every replay was a timer expiry */
+    ck_assert_uint_eq(o.r.naks_received, 0);
+    /* dropped Acks alone (every 2nd) are covered by the later cumulative ones */
+    pcie_cfg d = base_cfg(3, 8);
+    d.err[PCIE_UP].drop_ack_every = 2;
+    outcome od = run(&d);
+    ck_assert(od.conserved);
+    ck_assert_uint_gt(od.r.dir[PCIE_UP].dropped_acks, 0);
+}
+END_TEST
+
+START_TEST(test_rollover_retrain)
+{
+    pcie_cfg c = base_cfg(5, 16);
+    c.count = 300;
+    pcie_phy phy;
+    pcie_phy_init(&phy, c.gen, c.lanes, c.mps, c.wire_ps);
+    c.err[PCIE_DOWN].bad_from_ps = SIM_US(2);
+    c.err[PCIE_DOWN].bad_until_ps = SIM_US(2) + 4 * phy.replay_timeout_ps;
+    outcome o = run(&c);
+    ck_assert(o.conserved);
+    ck_assert_uint_ge(o.r.retrains, 1);
+    ck_assert_uint_eq(o.r.replays_before_retrain_max, 4);
+    ck_assert_uint_ge(o.r.replay_timeouts, 3);
+    ck_assert_uint_eq(o.r.naks_received, 1);           /* NAK_SCHEDULED stops further Naks while all are bad */
+}
+END_TEST
+
+START_TEST(test_ber_both_directions_rdwr)
+{
+    pcie_cfg c = base_cfg(4, 8);
+    c.op = PCIE_OP_RDWR;
+    c.count = 300;
+    c.err[PCIE_DOWN].ber = c.err[PCIE_UP].ber = 3e-6;
+    outcome o = run(&c);
+    ck_assert(o.conserved);
+    ck_assert_uint_gt(o.r.replays, 0);
+}
+END_TEST
+
+START_TEST(test_scaled_fc_gen5)
+{
+    /* a 500 ns wire: the credit loop is > 1 us, beyond what 127/2047 unscaled credits cover */
+    pcie_cfg c = base_cfg(5, 16);
+    c.wire_ps = SIM_NS(500);
+    c.count = 400;
+    pcie_cfg inf = c;
+    inf.adv[PCIE_FC_PH] = inf.adv[PCIE_FC_PD] = 0;
+    outcome sat = run(&inf);
+    outcome unscaled = run(&c);
+    c.fc_scale = 4;
+    outcome scaled = run(&c);
+    ck_assert(sat.conserved && unscaled.conserved && scaled.conserved);
+    ck_assert_double_gt(unscaled.r.credit_loop_ns, 560.0);
+    ck_assert_double_lt(unscaled.goodput_GBps, 0.6 * sat.goodput_GBps);
+    ck_assert_double_gt(scaled.goodput_GBps, 0.97 * sat.goodput_GBps);
+    ck_assert_double_gt(unscaled.r.credit_stall_frac, 0.3);
+    ck_assert_double_lt(scaled.r.credit_stall_frac, 0.05);
+}
+END_TEST
+
+/* For MWr of >= 256 B the efficiency lies between the pcie-model prediction and
+ * the no-DLLP bound, for every generation and width (loop test: _i = gen-1). */
+START_TEST(test_efficiency_band)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8, 16, 32 };
+    static const uint64_t sizes[] = { 256, 1024, 4096 };
+    unsigned gen = (unsigned)_i + 1;
+    for (unsigned w = 0; w < 6; w++) {
+        for (unsigned z = 0; z < 3; z++) {
+            pcie_cfg c = base_cfg(gen, widths[w]);
+            c.adv[PCIE_FC_PH] = c.adv[PCIE_FC_PD] = 0;   /* the link, not credits, limits */
+            c.size = sizes[z];
+            c.count = 1600 * 256 / sizes[z] + 8;
+            outcome o = run(&c);
+            ck_assert(o.conserved);
+            double got = o.goodput_GBps * 8;
+            double lo = pcie_ref_model_mwr_Gbps(gen, widths[w], c.mps, c.size, true, false);
+            double hi = pcie_ref_no_dllp_mwr_Gbps(gen, widths[w], c.mps, c.size, true, false);
+            ck_assert_msg(got >= lo && got <= hi, "gen%u x%u MWr %u B: %.2f Gb/s outside [%.2f, %.2f]", gen, widths[w],
+                          (unsigned)c.size, got, lo, hi);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_gen3_x8_band_numbers)
+{
+    pcie_cfg c = base_cfg(3, 8);
+    c.count = 500;
+    outcome o = run(&c);
+    double gbps = o.goodput_GBps * 8;
+    ck_assert(o.conserved);
+    ck_assert_msg(gbps >= 52.9 && gbps <= 57.6, "Gen3 x8 MPS 256 MWr: %.2f Gb/s", gbps);
+    ck_assert_double_lt(fabs(pcie_ref_model_mwr_Gbps(3, 8, 256, 4096, true, false) - 52.92), 0.01);
+}
+END_TEST
+
+START_TEST(test_flit_fec)
+{
+    pcie_cfg c = base_cfg(6, 16);
+    c.count = 400;
+    c.err[PCIE_DOWN].ber = c.err[PCIE_UP].ber = 1e-6;
+    outcome o = run(&c);
+    ck_assert(o.conserved);
+    /* single-byte errors per codeword are corrected, nearly nothing is replayed */
+    ck_assert_uint_gt(o.r.dir[PCIE_DOWN].fec_corrected, 0);
+    ck_assert_uint_lt(o.r.dir[PCIE_DOWN].corrupted, o.r.dir[PCIE_DOWN].fec_corrected / 10 + 2);
+    /* forced flit Naks replay flits */
+    pcie_cfg n = base_cfg(6, 8);
+    n.err[PCIE_DOWN].nak_every = 50;
+    outcome on = run(&n);
+    ck_assert(on.conserved);
+    ck_assert_uint_gt(on.r.replays, 0);
+    ck_assert_uint_eq(on.r.replays, on.r.dir[PCIE_DOWN].forced_naks);
+}
+END_TEST
+
+START_TEST(test_lookahead_same_results)
+{
+    const enum pcie_op ops[3] = { PCIE_OP_WR, PCIE_OP_RD, PCIE_OP_RDWR };
+    for (int i = 0; i < 3; i++) {
+        pcie_cfg c = base_cfg(5, 16);
+        c.op = ops[i];
+        c.count = 300;
+        c.rx_ps = SIM_NS(1);
+        c.adv[PCIE_FC_PD] = 600;          /* some credit stalls too */
+        outcome a = run(&c);
+        c.no_lookahead = true;
+        outcome b = run(&c);
+        ck_assert(a.conserved && b.conserved);
+        ck_assert_uint_eq(a.r.dir[0].tlps_new, b.r.dir[0].tlps_new);
+        ck_assert_uint_eq(a.r.dir[1].tlps_new, b.r.dir[1].tlps_new);
+        /* equal up to the link's 1 ps rounding of each serialisation */
+        ck_assert_double_lt(fabs(a.goodput_GBps / b.goodput_GBps - 1), 1e-3);
+        ck_assert_double_lt(fabs(a.r.credit_loop_ns / b.r.credit_loop_ns - 1), 5e-3);
+        ck_assert_double_lt(fabs((double)a.r.end_ps / (double)b.r.end_ps - 1), 5e-3);   /* the last Ack may fall in another coalescing window */
+    }
+}
+END_TEST
+
+START_TEST(test_reads_split_and_complete)
+{
+    pcie_cfg c = base_cfg(4, 4);
+    c.op = PCIE_OP_RD;
+    c.size = 3000;          /* unaligned transfers: MRRS and RCB boundaries inside */
+    c.count = 100;
+    outcome o = run(&c);
+    ck_assert(o.conserved);
+    c.cpl_split_rcb = true;
+    outcome r = run(&c);
+    ck_assert(r.conserved);
+    /* RCB-sized completions cost more headers: less goodput */
+    ck_assert_uint_gt(r.r.dir[PCIE_UP].tlps_new, o.r.dir[PCIE_UP].tlps_new * 3);
+    ck_assert_double_lt(r.goodput_GBps, o.goodput_GBps);
+}
+END_TEST
+
+START_TEST(test_bad_config)
+{
+    char why[256];
+    pcie_cfg c = base_cfg(5, 16);
+    c.lanes = 3;
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "lanes=3"));
+    c = base_cfg(5, 16);
+    c.mps = 300;
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "mps=300"));
+    c = base_cfg(7, 16);
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "gen=7"));
+    c = base_cfg(3, 16);
+    c.fc_scale = 4;
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    c = base_cfg(5, 16);
+    c.adv[PCIE_FC_PH] = 128;
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    c = base_cfg(5, 16);
+    c.adv[PCIE_FC_PD] = 8;    /* below one MPS */
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    c = base_cfg(5, 16);
+    ck_assert_ptr_null(pcie_cfg_check(&c, why, sizeof why));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pcie_link");
+    TCase *dll = tcase_create("dll");
+    tcase_set_timeout(dll, 60);
+    tcase_add_test(dll, test_replay_on_nak);
+    tcase_add_test(dll, test_replay_on_timeout);
+    tcase_add_test(dll, test_rollover_retrain);
+    tcase_add_test(dll, test_ber_both_directions_rdwr);
+    tcase_add_test(dll, test_flit_fec);
+    suite_add_tcase(s, dll);
+    TCase *perf = tcase_create("performance");
+    tcase_set_timeout(perf, 60);
+    tcase_add_test(perf, test_scaled_fc_gen5);
+    tcase_add_loop_test(perf, test_efficiency_band, 0, 6);
+    tcase_add_test(perf, test_gen3_x8_band_numbers);
+    tcase_add_test(perf, test_lookahead_same_results);
+    tcase_add_test(perf, test_reads_split_and_complete);
+    suite_add_tcase(s, perf);
+    TCase *cfg = tcase_create("config");
+    tcase_add_test(cfg, test_bad_config);
+    suite_add_tcase(s, cfg);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
