@@ -36,7 +36,10 @@ typedef void *(*nvswitch_rtl_new_fn)(const xbar_core_cfg *cfg, sim_trace *trace,
 void nvswitch_register_rtl(nvswitch_rtl_new_fn fn);
 bool nvswitch_rtl_available(void);
 
-typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; } nvs_stage;
+/* Flits of one arrived link message not yet presented to the core: the word
+ * of the next one (consecutive flits differ by one in the word's flit
+ * index), how many are left, their destinations and arrival time. */
+typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; uint32_t left; } nvs_stage;
 
 struct nvswitch;
 
@@ -44,7 +47,7 @@ typedef struct nvs_port {
     struct nvswitch *sw;
     int idx;
     sim_link *in, *out;
-    nvs_stage *stage;                    /* arrived flits not yet presented to the core */
+    nvs_stage *stage;                    /* arrived messages with flits not yet presented to the core */
     uint32_t st_head, st_len, st_cap;
     uint32_t held[XBAR_MAX_PORTS];       /* buffer slots occupied per credit pool */
     uint32_t pend[XBAR_MAX_PORTS];       /* freed slots not yet returned (credit_batch) */
