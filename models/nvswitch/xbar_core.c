@@ -257,13 +257,18 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
 
     /* This cycle's writes go to rings chosen at random among N*N: start
      * fetching their tail slots now, they are written after the allocation.
-     * (The ring descriptors, 24 B each, stay in L2.) */
-    if (voq)
+     * (The ring descriptors, 24 B each, stay in L2.) wq[i]: the ring of a
+     * valid unicast flit into a private VOQ (the fast write), else NULL. */
+    xq *wq[XBAR_MAX_PORTS];
+    uint64_t fast_in = 0;
+    if (voq && !c->cfg.shared)
         for (uint64_t m = in_valid; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             uint64_t dm = in->in[i].dest_mask;
-            if (!dm || (dm & (dm - 1))) continue;
-            const xq *q = &c->q[i * n + __builtin_ctzll(dm)];
+            if (!dm || (dm & (dm - 1)) || (dm & ~c->all)) continue;
+            xq *q = &c->q[i * n + __builtin_ctzll(dm)];
+            wq[i] = q;
+            fast_in |= 1ULL << i;
             if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
         }
 
@@ -292,12 +297,14 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     uint64_t popseq[XBAR_MAX_PORTS];
     /* The heads about to be read sit in different rings, usually out of
      * cache: ask for all of them first so the misses overlap. */
+    xq *hq[XBAR_MAX_PORTS]; /* the queue each matched input reads */
     for (int i = 0; i < n; i++) {
         int j = in_match[i];
         if (j < 0) continue;
         matched_in |= 1ULL << i;
         matched_out |= 1ULL << j;
-        const xq *q = &c->q[voq ? i * n + j : i];
+        xq *q = &c->q[voq ? i * n + j : i];
+        hq[i] = q;
         __builtin_prefetch(&q->buf[q->head], 1);
     }
     out->match_in = matched_in;
@@ -308,7 +315,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
             int i = __builtin_ctzll(m);
             int j = in_match[i];
             out->match_out[i] = (uint8_t)j;
-            xq *q = &c->q[i * n + j];
+            xq *q = hq[i];
             const xq_entry *e = xq_head(q);
             if (e->aux & 1) { /* a multicast copy: others of it may join below */
                 popseq[i] = e->aux;
@@ -333,23 +340,24 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         for (uint64_t m = in_valid; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             const xbar_flit *f = &in->in[i];
-            uint64_t dm = f->dest_mask;
-            if (!dm || (dm & ~c->all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
-            if (!(dm & (dm - 1)) && !c->cfg.shared) { /* unicast into a private VOQ: the common case */
-                int j = __builtin_ctzll(dm);
-                xq *q = &c->q[i * n + j];
-                if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
+            if (fast_in >> i & 1) { /* unicast into a private VOQ: the common case */
+                xq *q = wq[i];
+                if (c->voq_limit && q->count >= c->voq_limit)
+                    core_fatal(c, "VOQ overflow (upstream ignored credits)", i, __builtin_ctzll(f->dest_mask));
                 if (!q->count) {
+                    int j = __builtin_ctzll(f->dest_mask);
                     c->req_in[i] |= 1ULL << j;
                     c->req_out[j] |= 1ULL << i;
                 }
                 xq_push(q, f->data, c->seq[i]++ << 1);
                 c->occ[i]++;
-                c->backlog++;
             } else {
+                uint64_t dm = f->dest_mask;
+                if (!dm || (dm & ~c->all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
                 voq_write(c, i, dm, f->data);
             }
         }
+        c->backlog += (uint64_t)__builtin_popcountll(fast_in);
         c->t++;
         return;
     }
