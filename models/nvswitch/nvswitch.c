@@ -148,10 +148,10 @@ static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
     switch (s->credit_mode) {
     case TEP_CREDIT_NONE: break;
     case TEP_CREDIT_PER_DEST:
-        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->held[__builtin_ctzll(d)] += flits;
+        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->pool[__builtin_ctzll(d)].held += flits;
         break;
-    case TEP_CREDIT_PER_FLIT: p->held[0] += flits; break;
-    case TEP_CREDIT_PER_COPY: p->held[0] += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
+    case TEP_CREDIT_PER_FLIT: p->pool[0].held += flits; break;
+    case TEP_CREDIT_PER_COPY: p->pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
     }
 }
 
@@ -180,13 +180,14 @@ static inline void free_slot(nvswitch *s, int i, unsigned type, uint32_t n)
     nvs_port *p = &s->port[i];
     s->slots_held -= n;
     if (s->credit_mode == TEP_CREDIT_NONE) return;
-    if (p->held[type] < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, p->held[type]);
-    p->held[type] -= n;
-    p->pend[type] += n;
+    nvs_pool *pl = &p->pool[type];
+    if (pl->held < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, pl->held);
+    pl->held -= n;
+    pl->pend += n;
     /* Return when a batch is full, or when nothing more will be freed soon. */
-    if (p->pend[type] >= (uint32_t)s->cfg.credit_batch || p->held[type] == 0) {
-        sim_link_return_credits(p->in, type, p->pend[type]);
-        p->pend[type] = 0;
+    if (pl->pend >= (uint32_t)s->cfg.credit_batch || pl->held == 0) {
+        sim_link_return_credits(p->in, type, pl->pend);
+        pl->pend = 0;
     }
 }
 
@@ -198,7 +199,7 @@ static void egress(nvswitch *s, int j, int i, uint64_t word)
         sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
     p->flits_out++;
     s->copies_in_core--;
-    if (p->tv_out_label) {
+    if (s->tr && p->tv_out_label) {
         const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
         sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, f, k->nflits);
     }
@@ -250,7 +251,7 @@ static void trace_cycle(nvswitch *s)
         v = (uint8_t)((o->credit >> i & 1) || o->credit_extra[i]);
         if (v != p->last_credit) { sim_trace_u64(s->tr, p->tv_credit, v); p->last_credit = v; }
         uint32_t h = 0;
-        for (int t = 0; t < s->n; t++) h += p->held[t];
+        for (int t = 0; t < s->n; t++) h += p->pool[t].held;
         if (h != p->last_held) { sim_trace_u64(s->tr, p->tv_backlog, h); p->last_held = h; }
     }
 }
@@ -296,7 +297,7 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         s->copies_in_core += copies;
         s->slots_held += fifo ? 1 : copies;
         p->flits_in++;
-        if (p->tv_in_label) {
+        if (s->tr && p->tv_in_label) {
             const tpkt *k = tpkt_at(s->pp, tflit_pkt(e->word));
             sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(e->word), k->nflits);
         }
