@@ -21,7 +21,7 @@ static const sim_param_def credit_params[] = {
     PCIE_LINK_PARAMS("400"),
     SIM_PARAM_INT("points", "10", "", 2, 100, "sweep points per series (windows from 1/points to 2 x the knee)"),
     SIM_PARAM_INT("tlps", "20000", "", 100, 1e9, "MWr TLPs per sweep point (at least 40 credit loops are run)"),
-    SIM_PARAM_INT("sweep_scale", "4", "", 1, 16, "Scaled FC factor used for the sweep (1, 4, 16): sets the credit granularity"),
+    SIM_PARAM_INT("sweep_scale", "0", "", 0, 16, "Scaled FC factor for the sweep (1, 4, 16; 0 = the finest that reaches 2 x the knee)"),
     SIM_PARAM_END,
 };
 
@@ -120,7 +120,8 @@ static void credit_run(sim_test_ctx *c)
     unsigned points = (unsigned)sim_param_int(p, "points");
     uint64_t tlps = (uint64_t)sim_param_int(p, "tlps");
     unsigned scale = (unsigned)sim_param_int(p, "sweep_scale");
-    if (scale != 1 && scale != 4 && scale != 16) sim_input_error("pcie_credit: sweep_scale=%u; allowed: 1, 4, 16", scale);
+    if (scale != 0 && scale != 1 && scale != 4 && scale != 16)
+        sim_input_error("pcie_credit: sweep_scale=%u; allowed: 0 (automatic), 1, 4, 16", scale);
     if (scale > 1 && base.gen < 4) sim_input_error("pcie_credit: sweep_scale=%u needs gen >= 4 (Scaled FC); gen=%u", scale, base.gen);
     unsigned mps = base.mps, cpt = mps / PCIE_FC_UNIT_BYTES;
     sim_report *rep = c->report;
@@ -154,8 +155,15 @@ static void credit_run(sim_test_ctx *c)
     if (!pts) sim_fatal("out of memory");
     unsigned n = 0;
     uint32_t ph_max_field = PCIE_FC_HDR_FIELD_MAX, pd_max_field = PCIE_FC_DATA_FIELD_MAX;
+    unsigned used_scale[2] = { 1, 1 };
     for (int series = 0; series < 2; series++) {
         uint32_t last_field = 0;
+        /* credit granularity: the finest scale whose field reaches 2 x the knee */
+        double top = knee_tlps * 2.0 * (series == 0 ? cpt : 1);
+        uint32_t field_max = series == 0 ? pd_max_field : ph_max_field;
+        unsigned sc = scale ? scale : top <= field_max ? 1 : top <= 4.0 * field_max ? 4 : 16;
+        if (sc > 1 && base.gen < 4) sc = 1;
+        used_scale[series] = sc;
         for (unsigned i = 1; i <= points; i++) {
             double want_tlps = knee_tlps * 2.0 * i / points;
             point *pt = &pts[n];
@@ -163,15 +171,15 @@ static void credit_run(sim_test_ctx *c)
             uint32_t ph_field, pd_field;
             if (series == 0) {
                 double credits = want_tlps * cpt;
-                pd_field = (uint32_t)(credits / scale + 0.5);
-                uint32_t min_field = (cpt + scale - 1) / scale;
+                pd_field = (uint32_t)(credits / sc + 0.5);
+                uint32_t min_field = (cpt + sc - 1) / sc;
                 if (pd_field < min_field) pd_field = min_field;
                 if (pd_field > pd_max_field) pd_field = pd_max_field;
                 ph_field = ph_max_field;
                 if (pd_field == last_field) continue;
                 last_field = pd_field;
             } else {
-                ph_field = (uint32_t)(want_tlps / scale + 0.5);
+                ph_field = (uint32_t)(want_tlps / sc + 0.5);
                 if (ph_field < 1) ph_field = 1;
                 if (ph_field > ph_max_field) ph_field = ph_max_field;
                 pd_field = 0;
@@ -180,7 +188,7 @@ static void credit_run(sim_test_ctx *c)
             }
             /* at least 40 credit loops of the window, so the start-up burst does not count */
             uint64_t pt_tlps = tlps > (uint64_t)(40 * want_tlps) ? tlps : (uint64_t)(40 * want_tlps);
-            run_point(&base, ph_field, pd_field, scale, pt_tlps, c->seed, pt);
+            run_point(&base, ph_field, pd_field, sc, pt_tlps, c->seed, pt);
             window_of(pt, mps);
             pt->line_GBps = pcie_ref_credit_line_GBps(pt->window_bytes, pt->loop_ns, link_GBps);
             n++;
@@ -210,6 +218,8 @@ static void credit_run(sim_test_ctx *c)
     sim_report_metric(rep, "unscaled_max_credit_loop_ns", unscaled.loop_ns);
     sim_report_metric(rep, "scaled_max_goodput_GBps", scaled.goodput_GBps);
     sim_report_metric(rep, "scaled_fc_factor", big_scale);
+    sim_report_metric(rep, "sweep_scale_pd", used_scale[0]);
+    sim_report_metric(rep, "sweep_scale_ph", used_scale[1]);
 
     /* checks */
     bool all_ok = sat.ok && probe.ok && unscaled.ok && scaled.ok;
@@ -268,8 +278,8 @@ static void credit_run(sim_test_ctx *c)
     sim_mkdir_parents(path);
     FILE *f = fopen(path, "w");
     if (f) {
-        fprintf(f, "# pcie_credit: Gen%u x%u MPS %u wire %.0f ns, sweep_scale %u\n", base.gen, base.lanes, mps,
-                (double)base.wire_ps / 1000.0, scale);
+        fprintf(f, "# pcie_credit: Gen%u x%u MPS %u wire %.0f ns, Scaled FC x%u (PD) x%u (PH) in the sweep\n", base.gen,
+                base.lanes, mps, (double)base.wire_ps / 1000.0, used_scale[0], used_scale[1]);
         fprintf(f, "# link_GBps %.4f saturated_GBps %.4f probe_loop_ns %.2f\n", link_GBps, sat.goodput_GBps, probe.loop_ns);
         fprintf(f, "# series window_tlps window_bytes goodput_GBps line_GBps credit_loop_ns ph pd\n");
         for (int series = 0; series < 2; series++) {

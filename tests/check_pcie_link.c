@@ -208,6 +208,23 @@ START_TEST(test_flit_fec)
 }
 END_TEST
 
+/* A long Gen6 link: more flits in flight than the 10-bit flit sequence space
+ * allows (511 unacknowledged), so the half-space rule limits the rate. */
+START_TEST(test_flit_sequence_space_limits)
+{
+    pcie_cfg c = base_cfg(6, 16);
+    c.adv[PCIE_FC_PH] = c.adv[PCIE_FC_PD] = 0;
+    c.wire_ps = SIM_NS(1000);
+    c.count = 400;
+    outcome o = run(&c);
+    ck_assert(o.conserved);
+    ck_assert_uint_eq(o.r.max_replay_occupancy, 511);
+    /* 511 flits of 256 B per round trip (~2 us + Ack delay) */
+    ck_assert_double_lt(o.goodput_GBps, 511.0 * 236 / 2000.0);
+    ck_assert_double_gt(o.goodput_GBps, 0.8 * 511.0 * 236 * 256 / 272 / 2100.0);
+}
+END_TEST
+
 START_TEST(test_lookahead_same_results)
 {
     const enum pcie_op ops[3] = { PCIE_OP_WR, PCIE_OP_RD, PCIE_OP_RDWR };
@@ -286,6 +303,7 @@ int main(void)
     tcase_add_test(dll, test_rollover_retrain);
     tcase_add_test(dll, test_ber_both_directions_rdwr);
     tcase_add_test(dll, test_flit_fec);
+    tcase_add_test(dll, test_flit_sequence_space_limits);
     suite_add_tcase(s, dll);
     TCase *perf = tcase_create("performance");
     tcase_set_timeout(perf, 60);

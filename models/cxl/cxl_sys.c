@@ -105,7 +105,7 @@ typedef struct agent_t {
     uint8_t *cq_used;
     op_t **op_of_line;
     op_t *lookup_head, *lookup_tail;
-    op_t *parked;
+    op_t *parked, *parked_tail;   /* waiting for a way or a tracker, oldest first */
     op_t *flush_op;          /* a CacheFlushed in progress (device level) */
     uint16_t flush_cq;
     bool flush_sent;
@@ -665,6 +665,8 @@ static void cq_release(agent_t *a, uint16_t id, uint32_t line)
     a->cq_free[a->cq_n++] = id;
 }
 
+static void retry_parked(agent_t *a);
+
 static void op_complete(agent_t *a, op_t *x, const cxl_path *path)
 {
     cxl_sys *s = a->s;
@@ -672,6 +674,9 @@ static void op_complete(agent_t *a, op_t *x, const cxl_path *path)
     a->n_ops--;
     if (--s->outstanding == 0) sim_event_cancel(&s->wd_wake);   /* idle: let the run end */
     s->st.ops_done++;
+    /* accesses waiting for a way or a tracker go before any new access the
+     * completion callback issues: a parked miss is not starved by new hits */
+    retry_parked(a);
     if (!x->internal && s->done_fn) s->done_fn(s->done_ctx, a->idx, x->line, x->op, x->req, x->t_issue, path);
     free(x->path);
     free(x);
@@ -683,7 +688,7 @@ static void flush_progress(agent_t *a);
 static void retry_parked(agent_t *a)
 {
     op_t *list = a->parked;
-    a->parked = NULL;
+    a->parked = a->parked_tail = NULL;
     while (list) {
         op_t *x = list;
         list = x->next;
@@ -693,10 +698,13 @@ static void retry_parked(agent_t *a)
     flush_progress(a);
 }
 
+/* Oldest first: a waiting miss is not overtaken forever by newer accesses. */
 static void park(agent_t *a, op_t *x)
 {
-    x->next = a->parked;
-    a->parked = x;
+    x->next = NULL;
+    if (a->parked_tail) a->parked_tail->next = x;
+    else a->parked = x;
+    a->parked_tail = x;
 }
 
 static bool op_cacheable(unsigned op)
@@ -779,10 +787,10 @@ static void op_try(agent_t *a, op_t *x)
         return;
     }
     bool cacheable = op_cacheable(x->op);
-    if (w && w->d.st != DS_I && !cacheable) w = NULL;   /* handled below as not legal */
     if (!w || w->d.st == DS_I) {
         if (x->op == OP_EVICT || x->op == OP_EVICT_NODATA) {   /* nothing to evict any more */
             op_complete(a, x, x->path);
+            retry_parked(a);   /* a waiting cache flush may go now */
             return;
         }
         /* one record per line: an I way and an uncached tracker never coexist */
@@ -818,6 +826,7 @@ static void op_try(agent_t *a, op_t *x)
         }
     } else if (!cacheable) {   /* an uncached access to a line this agent caches: not legal, nothing done */
         op_complete(a, x, x->path);
+        retry_parked(a);
         return;
     }
     w->lru = ++a->lru_clock;
@@ -921,9 +930,9 @@ static bool agent_process(agent_t *a, tmsg *t)
     if (o.freed) cq_release(a, t->m.id, line);
     if (o.done) {
         op_t *x = a->op_of_line[line];
+        if (w && is_unc(a, w)) w->valid = false;
         if (!x) violation(s, line, "agent %u: a request completed that no access made", a->idx);
         else op_complete(a, x, pp);
-        if (w && is_unc(a, w)) w->valid = false;
     }
     free(pp);
     check_line(s, line);
@@ -1274,10 +1283,27 @@ static void wd_run(void *ctx)
         }
         for (uint32_t l = 0; l < s->cfg.lines; l++) {
             op_t *x = a->op_of_line[l];
-            if (x && now - x->t_issue > limit && !x->next) {
+            if (x && now - x->t_issue > limit) {
                 s->st.deadlocks++;
                 violation(s, l, "deadlock watchdog: agent %u's %s has waited %.1f ns", i, cxl_core_op_name(x->op),
                           (now - x->t_issue) / 1000.0);
+                if (s->cfg.log && s->reports <= 3) {   /* what the stuck agent and the home are doing */
+                    for (size_t wi = 0; wi < (size_t)a->sets * a->ways; wi++)
+                        fprintf(s->cfg.log, "  way %zu: valid %d line %u %s op %p\n", wi, a->w[wi].valid, a->w[wi].line,
+                                cxl_dstate_name(a->w[wi].d.st), (void *)a->op_of_line[a->w[wi].line]);
+                    for (op_t *p = a->parked; p; p = p->next) fprintf(s->cfg.log, "  parked %p line %u %s\n", (void *)p, p->line, cxl_core_op_name(p->op));
+                    fprintf(s->cfg.log, "  cq free %u n_ops %u flush %p\n", a->cq_n, a->n_ops, (void *)a->flush_op);
+                    fprintf(s->cfg.log, "  tx q %u/%u/%u credits %u/%u/%u; rx q %u/%u/%u; in %u/%u stalled %u\n", a->tx->q[0].n,
+                            a->tx->q[1].n, a->tx->q[2].n, a->tx->link->credits[0], a->tx->link->credits[1],
+                            a->tx->link->credits[2], a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, a->in_snp.n, a->in_rsp.n,
+                            a->stalled.n);
+                    for (tmsg *p = s->pending.head; p; p = p->next)
+                        fprintf(s->cfg.log, "  home pending: %s line %u from %u\n", cxl_op_name(p->m.ch, p->m.op), p->m.line, p->m.agent);
+                    for (uint32_t hl = 0; hl < s->cfg.lines; hl++)
+                        fprintf(s->cfg.log, "  home line %u phase %u op %s req %u snp %#x exp %#x got %#x\n", hl, s->h[hl].phase,
+                                s->h[hl].op < CXL_N_D2H_REQ ? cxl_op_name(CXL_D2H_REQ, s->h[hl].op) : "-", s->h[hl].req,
+                                s->h[hl].snp_pending, s->h[hl].data_expect, s->h[hl].data_got);
+                }
                 x->t_issue = now;   /* report once per watchdog period */
             }
         }

@@ -131,6 +131,7 @@ typedef struct pcie_results {
     pcie_dir_stats dir[2];
     uint64_t replays, replay_timeouts, retrains, naks_received, invalid_acknaks, fc_overflows;
     uint64_t updatefcs_refresh;
+    uint64_t updatefcs_refresh_posted; /* by the completer: the 30 us refresh of posted credits */
     double credit_stall_frac;     /* requester TX: TLP ready, blocked by credits */
     double credit_loop_ns, credit_loop_min_ns;
     uint64_t credit_loop_samples;

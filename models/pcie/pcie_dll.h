@@ -222,6 +222,7 @@ typedef struct pcie_fc_rx {
     uint64_t allocated;           /* initial advertisement + every credit released */
     uint64_t received;            /* credits consumed by TLPs received */
     uint64_t advertised;          /* CREDIT_LIMIT the transmitter knows: last value sent (scaled) */
+    uint64_t initial;             /* the InitFC advertisement (scaled): the buffer size */
     uint32_t field_mask;          /* the DLLP field: 8 or 12 bits */
     unsigned scale;
     bool infinite;
@@ -233,7 +234,7 @@ static inline void pcie_fc_rx_init(pcie_fc_rx *r, unsigned type, uint32_t field,
     r->scale = scale;
     r->field_mask = pcie_fc_is_data(type) ? 0xFFFu : 0xFFu;
     r->infinite = field == 0;
-    r->allocated = r->advertised = (uint64_t)field * scale;
+    r->allocated = r->advertised = r->initial = (uint64_t)field * scale;
     r->received = 0;
     r->overflows = 0;
 }

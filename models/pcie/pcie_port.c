@@ -57,8 +57,10 @@ static pcie_flit *flit_alloc(pcie_pool *pool)
         pcie_flit *b = calloc(64, sizeof *b);
         if (!b) sim_fatal("out of memory");
         pool_keep_block(pool, b);
-        if (pool->cap_free_flits < pool->n_free_flits + 64) {
-            pool->cap_free_flits = pool->cap_free_flits ? 2 * pool->cap_free_flits + 64 : 128;
+        pool->total_flits += 64;
+        /* the free list must hold every flit ever made: they may all come back */
+        if (pool->cap_free_flits < pool->total_flits) {
+            pool->cap_free_flits = 2 * pool->total_flits;
             pool->free_flits = realloc(pool->free_flits, pool->cap_free_flits * sizeof *pool->free_flits);
             if (!pool->free_flits) sim_fatal("out of memory");
         }
@@ -69,7 +71,10 @@ static pcie_flit *flit_alloc(pcie_pool *pool)
 
 static void pkt_free(pcie_pool *pool, pcie_pkt *p)
 {
-    if (p->flit) pool->free_flits[pool->n_free_flits++] = p->flit;
+    if (p->flit) {
+        if (pool->n_free_flits >= pool->cap_free_flits) sim_fatal("pcie: flit pool free list overflow");
+        pool->free_flits[pool->n_free_flits++] = p->flit;
+    }
     p->flit = NULL;
     p->next_free = pool->free_pkts;
     pool->free_pkts = p;
@@ -103,7 +108,8 @@ static void tlpq_push(pcie_tlpq *q, const pcie_tlp *t, uint64_t age)
         q->cap = ncap;
         q->head = 0;
     }
-    size_t i = (q->head + q->len) % q->cap;
+    size_t i = q->head + q->len;
+    if (i >= q->cap) i -= q->cap;
     q->v[i] = *t;
     q->age[i] = age;
     q->len++;
@@ -252,21 +258,43 @@ static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 /* ---- flow control: receive side ---------------------------------------------------------- */
 static uint32_t mps_credits(const pcie_port *p) { return p->cfg->mps / PCIE_FC_UNIT_BYTES; }
 
-/* Credits of class cls were released: schedule an UpdateFC by the §2.6.1.2
- * rules: at once when the transmitter is out of header credits or below one
- * MPS of data credits; otherwise within the recommended latency (coalescing). */
+/* Is returning credits of class cls urgent? §2.6.1.2 requires an UpdateFC at
+ * once when the transmitter (as far as this receiver knows) has no header
+ * credit or less than one MPS of data credits left. This receiver also sends
+ * one as soon as it holds back an eighth of its buffer (at least one MPS): a
+ * credit-limited transmitter then gets its credits back in small steps
+ * (returned ones do not queue for the wire behind each other). Otherwise
+ * releases are coalesced for at most the recommended UpdateFC latency. `extra_hdr/data`:
+ * releases still to come (a receive-buffer lookahead). */
+static bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
+{
+    const pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
+    uint64_t mc = mps_credits(p);
+    if (!h->infinite) {
+        uint64_t step = h->initial / 8 > 1 ? h->initial / 8 : 1;
+        if (pcie_fc_rx_tx_view(h) == 0 || h->allocated + extra_hdr - h->advertised >= step) return true;
+    }
+    if (!d->infinite) {
+        uint64_t step = d->initial / 8 > mc ? d->initial / 8 : mc;
+        if (pcie_fc_rx_tx_view(d) < mc || d->allocated + extra_data - d->advertised >= step) return true;
+    }
+    return false;
+}
+static bool fc_urgent(const pcie_port *p, unsigned cls) { return fc_urgent_with(p, cls, 0, 0); }
+
+/* Credits of class cls were released: schedule an UpdateFC at once when
+ * urgent, otherwise within the recommended latency (coalescing). */
 static void fc_released(pcie_port *p, unsigned cls)
 {
     pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
     if (p->fc_now & (1u << cls)) return;
     if (!pcie_fc_rx_has_update(h) && !pcie_fc_rx_has_update(d)) return;
-    bool urgent = (!h->infinite && pcie_fc_rx_tx_view(h) == 0) || (!d->infinite && pcie_fc_rx_tx_view(d) < mps_credits(p));
-    if (urgent) {
+    if (fc_urgent(p, cls)) {
         p->fc_now |= (uint8_t)(1u << cls);
         p->fc_deadline[cls] = SIM_TIME_MAX;
         kick(p);
     } else if (p->fc_deadline[cls] == SIM_TIME_MAX) {
-        p->fc_deadline[cls] = now_of(p) + p->phy->ack_limit_ps;
+        p->fc_deadline[cls] = pcie_port_rx_now(p) + p->phy->ack_limit_ps;
         timer_arm(p, p->fc_deadline[cls]);
     }
 }
@@ -286,7 +314,10 @@ static void fill_fc_fields(pcie_port *p, unsigned cls, uint32_t *hf, uint32_t *d
         if (!d->infinite) d->advertised = pcie_fc_rx_limit_sent(d);
         p->fc_last_sent[cls] = now_of(p);
         p->fc_deadline[cls] = SIM_TIME_MAX;
-        if (p->fc_refresh_due & (1u << cls)) p->fc_refresh_sent++;
+        if (p->fc_refresh_due & (1u << cls)) {
+            p->fc_refresh_sent++;
+            if (cls == PCIE_FC_P) p->fc_refresh_sent_p++;
+        }
         p->fc_refresh_due &= (uint8_t)~(1u << cls);
         p->fc_now &= (uint8_t)~(1u << cls);
         timer_arm(p, p->fc_last_sent[cls] + FC_REFRESH_PS);
@@ -294,13 +325,21 @@ static void fill_fc_fields(pcie_port *p, unsigned cls, uint32_t *hf, uint32_t *d
 }
 
 /* ---- flow control: transmit side -------------------------------------------------------------- */
-static void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint32_t data_need, sim_time_ps t)
+/* The credit type whose round trip is measured for a class: data credits for
+ * the classes that carry data (they bind first and return at TLP granularity
+ * even with Scaled FC), header credits for non-posted requests. */
+static unsigned loop_type(const pcie_port *p, unsigned cls)
 {
     unsigned ht = pcie_fc_hdr_type(cls), dt = pcie_fc_data_type(cls);
-    uint32_t need;
-    if (!p->fct[ht].infinite) need = hdr_need;
-    else if (!p->fct[dt].infinite) need = data_need;
-    else return;
+    if (cls == PCIE_FC_NP) return !p->fct[ht].infinite ? ht : dt;
+    return !p->fct[dt].infinite ? dt : ht;
+}
+
+static void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint32_t data_need, sim_time_ps t)
+{
+    unsigned lt = loop_type(p, cls);
+    if (p->fct[lt].infinite) return;
+    uint32_t need = pcie_fc_is_data(lt) ? data_need : hdr_need;
     p->loop_spent[cls] += need;
     if (!need || p->loop_len[cls] == PCIE_LOOP_RING) return;
     pcie_loop_ent *e = &p->loop[cls][(p->loop_head[cls] + p->loop_len[cls]) % PCIE_LOOP_RING];
@@ -329,7 +368,7 @@ static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t
 {
     unsigned ht = pcie_fc_hdr_type(cls), dt = pcie_fc_data_type(cls);
     unsigned scale = p->cfg->fc_scale;
-    unsigned probe = !p->fct[ht].infinite ? ht : dt;
+    unsigned probe = loop_type(p, cls);
     uint32_t old = p->fct[probe].limit;
     pcie_fc_tx_updatefc(&p->fct[ht], hf, scale);
     pcie_fc_tx_updatefc(&p->fct[dt], df, scale);
@@ -351,7 +390,7 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
     }
     pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
     pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], pcie_tlp_data_credits(t));
-    sim_time_ps now = now_of(p);
+    sim_time_ps now = pcie_port_rx_now(p);
     uint32_t pay = pcie_tlp_payload(t);
     pcie_dir_stats *s = p->st_rx;
     if (pay) {
@@ -366,18 +405,50 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
     fc_released(p, cls);
 }
 
+void pcie_port_settle(pcie_port *p)
+{
+    if (p->settling) return;
+    p->settling = true;
+    sim_time_ps now = now_of(p);
+    while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= now) {
+        const pcie_rxent *e = &p->rxb[p->rxb_head];   /* stays valid: nothing appends during a delivery */
+        p->rxb_head = p->rxb_head + 1 == p->rxb_cap ? 0 : p->rxb_head + 1;
+        p->rxb_len--;
+        if (e->timely) p->rxb_timely--;
+        p->rxb_pend_hdr--;
+        p->rxb_pend_data -= pcie_tlp_data_credits(&e->tlp);
+        p->rx_now = e->done_ps;
+        rx_deliver(p, &e->tlp);
+    }
+    p->rx_now = 0;
+    p->settling = false;
+    sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
+}
+
+/* Schedules the next receive-buffer departure. A departure needs an event at
+ * its own time when it starts something (a completion, a tag refill, the end
+ * of the run) or its credit release would be urgent (the transmitter is out of
+ * credits: UpdateFC at once). Otherwise a posted TLP may leave at the next
+ * activation of this port (arrival, transmitter, timer), which settles first
+ * and replays the departure at its own time: what decides urgency (credits
+ * advertised and received) only changes in those activations, and the timer
+ * is armed to wake no later than the coalesced UpdateFC this release would
+ * start. So the outcome is the same as with one event per TLP. */
+static void rx_arm(pcie_port *p)
+{
+    if (!p->rxb_len) return;
+    const pcie_rxent *e = &p->rxb[p->rxb_head];
+    bool lazy = p->rx_lazy && p->rxb_timely == 0;
+    if (lazy) lazy = !fc_urgent_with(p, PCIE_FC_P, p->rxb_pend_hdr, p->rxb_pend_data);
+    if (lazy) timer_arm(p, e->done_ps + p->phy->ack_limit_ps);
+    else sim_event_notify_at(&p->drain_ev, e->done_ps - now_of(p));
+}
+
 static void drain_run(void *ctx)
 {
     pcie_port *p = ctx;
-    sim_time_ps now = now_of(p);
-    while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= now) {
-        pcie_tlp t = p->rxb[p->rxb_head].tlp;
-        p->rxb_head = p->rxb_head + 1 == p->rxb_cap ? 0 : p->rxb_head + 1;
-        p->rxb_len--;
-        rx_deliver(p, &t);
-    }
-    sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
-    if (p->rxb_len) sim_event_notify_at(&p->drain_ev, p->rxb[p->rxb_head].done_ps - now);
+    pcie_port_settle(p);
+    rx_arm(p);
 }
 
 /* An accepted TLP enters the receive buffer; it leaves rx_ps after the previous one. */
@@ -405,11 +476,17 @@ static void rx_accept(pcie_port *p, const pcie_tlp *t)
         p->rxb_cap = ncap;
         p->rxb_head = 0;
     }
-    pcie_rxent *e = &p->rxb[(p->rxb_head + p->rxb_len) % p->rxb_cap];
+    size_t slot = p->rxb_head + p->rxb_len;
+    if (slot >= p->rxb_cap) slot -= p->rxb_cap;
+    pcie_rxent *e = &p->rxb[slot];
     e->tlp = *t;
     e->done_ps = p->rx_busy_until;
-    if (p->rxb_len++ == 0) sim_event_notify_at(&p->drain_ev, e->done_ps - now);
-    sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
+    e->timely = !p->app.timely || p->app.timely(p->app.ctx, t);
+    if (e->timely) p->rxb_timely++;
+    p->rxb_pend_hdr++;
+    p->rxb_pend_data += pcie_tlp_data_credits(t);
+    p->rxb_len++;
+    sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);      /* the caller (port_recv) arms the departure */
 }
 
 /* ---- data link layer: transmit side ---------------------------------------------------------- */
@@ -575,6 +652,16 @@ static void send_skp(pcie_port *p, sim_time_ps now)
  * or -1; *credit_blocked says a TLP was waiting for credits. */
 static int pick_new(pcie_port *p, bool *credit_blocked)
 {
+    /* fast path: one class has TLPs waiting */
+    unsigned busy = (p->q[0].len ? 1u : 0u) | (p->q[1].len ? 2u : 0u) | (p->q[2].len ? 4u : 0u);
+    if (busy == 1u || busy == 2u || busy == 4u) {
+        unsigned c = busy == 1u ? 0u : busy == 2u ? 1u : 2u;
+        const pcie_tlp *t = tlpq_head(&p->q[c]);
+        bool ok = pcie_fc_tx_gate(&p->fct[pcie_fc_hdr_type(c)], 1) &&
+                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], pcie_tlp_data_credits(t));
+        *credit_blocked = !ok;
+        return ok ? (int)c : -1;
+    }
     int order[PCIE_FC_CLASSES], n = 0;
     for (unsigned c = 0; c < PCIE_FC_CLASSES; c++)
         if (p->q[c].len) order[n++] = (int)c;
@@ -667,14 +754,13 @@ static bool tx_new_tlp(pcie_port *p, sim_time_ps now, sim_time_ps decide)
         return false;
     }
     stall_end(p, decide);
-    pcie_tlp t;
     p->tl_now = decide;
-    take_new(p, (unsigned)c, &t, decide);
     uint16_t seq = pcie_dll_tx_assign(&p->dtx);
-    p->replay[seq] = t;
+    pcie_tlp *t = &p->replay[seq];            /* the replay buffer keeps it until acknowledged */
+    take_new(p, (unsigned)c, t, decide);
     uint32_t occ = pcie_dll_tx_outstanding(&p->dtx);
     if (occ > p->max_replay_occ) p->max_replay_occ = occ;
-    send_tlp(p, &t, seq, false, now);
+    send_tlp(p, t, seq, false, now);
     trace_dll(p);
     if (p->app.refill) p->app.refill(p->app.ctx, p, (unsigned)c);
     p->tl_now = 0;
@@ -724,9 +810,8 @@ static bool tx_has_work(const pcie_port *p)
 
 static bool tx_one_flit(pcie_port *p, sim_time_ps now);
 
-static void tx_run(void *ctx)
+static void tx_run_body(pcie_port *p)
 {
-    pcie_port *p = ctx;
     sim_time_ps now = now_of(p);
     if (now < p->recovery_until) {
         sim_event_notify_at(&p->tx_ev, p->recovery_until - now);
@@ -748,10 +833,26 @@ static void tx_run(void *ctx)
     if (sent && tx_has_work(p)) sim_event_notify_at(&p->tx_ev, sim_link_tx_free_ps(p->tx) - now);
 }
 
+static void tx_run(void *ctx)
+{
+    pcie_port *p = ctx;
+    pcie_port_settle(p);
+    tx_run_body(p);
+    rx_arm(p);
+}
+
 /* ---- timers ------------------------------------------------------------------------------------ */
+static void timer_run_body(pcie_port *p);
 static void timer_run(void *ctx)
 {
     pcie_port *p = ctx;
+    pcie_port_settle(p);
+    timer_run_body(p);
+    rx_arm(p);
+}
+
+static void timer_run_body(pcie_port *p)
+{
     sim_time_ps now = now_of(p);
     p->timer_at = SIM_TIME_MAX;
     /* Coalesced Acks and UpdateFCs go out together: when either limit is
@@ -882,6 +983,7 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     (void)bytes;
     pcie_port *p = ctx;
     pcie_pkt *k = msg;
+    pcie_port_settle(p);
     if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK || k->kind == PCIE_PKT_TS) p->disruptive_rcvd++;
     switch (k->kind) {
     case PCIE_PKT_TLP: rx_tlp_nfm(p, k); break;
@@ -909,6 +1011,7 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     default: sim_fatal("pcie %s: unknown packet kind %u", p->name, k->kind);
     }
     pkt_free(p->pool, k);
+    rx_arm(p);
 }
 
 /* ---- Flit Mode (Gen6) -------------------------------------------------------------------------- */
@@ -952,6 +1055,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
         if (!p->loop[c]) sim_fatal("out of memory");
     }
     p->ack_deadline = p->replay_deadline = p->flit_ack_deadline = SIM_TIME_MAX;
+    p->rx_lazy = !cfg->no_lookahead && !tr;
     p->lookahead = !cfg->no_lookahead && !tr && !phy->flit_mode && cfg->err[0].ber == 0 && cfg->err[1].ber == 0 &&
                    !cfg->err[0].nak_every && !cfg->err[1].nak_every && !cfg->err[0].drop_ack_every &&
                    !cfg->err[1].drop_ack_every && cfg->err[0].bad_until_ps <= cfg->err[0].bad_from_ps &&

@@ -47,7 +47,7 @@ typedef struct pcie_pkt {
 
 typedef struct pcie_pool {
     pcie_pkt *free_pkts;
-    pcie_flit **free_flits; size_t n_free_flits, cap_free_flits;
+    pcie_flit **free_flits; size_t n_free_flits, cap_free_flits, total_flits;
     void **blocks; size_t n_blocks, cap_blocks;
     uint64_t live;
 } pcie_pool;
@@ -69,12 +69,15 @@ typedef struct pcie_port_app {
     void (*refill)(void *ctx, pcie_port *p, unsigned cls);
     /* the replay buffer emptied (for the end-of-run check) */
     void (*drained)(void *ctx, pcie_port *p);
+    /* must this TLP leave the receive buffer at exactly its time (it starts
+     * something: a completion, a refill, the end of the run)? NULL = all must */
+    bool (*timely)(void *ctx, const pcie_tlp *t);
 } pcie_port_app;
 
 enum pcie_dl_state { PCIE_DL_FC_INIT1 = 0, PCIE_DL_FC_INIT2, PCIE_DL_ACTIVE };
 
 /* Receive buffer entry: a TLP and when the receiver finishes with it. */
-typedef struct pcie_rxent { pcie_tlp tlp; sim_time_ps done_ps; } pcie_rxent;
+typedef struct pcie_rxent { pcie_tlp tlp; sim_time_ps done_ps; bool timely; } pcie_rxent;
 
 /* Credit-loop probe: when the n-th credit of a class was spent. */
 typedef struct pcie_loop_ent { uint64_t cum; sim_time_ps sent_ps; } pcie_loop_ent;
@@ -105,7 +108,7 @@ struct pcie_port {
     uint8_t fc_now;               /* classes with an UpdateFC scheduled */
     sim_time_ps fc_deadline[PCIE_FC_CLASSES];
     sim_time_ps fc_last_sent[PCIE_FC_CLASSES];
-    uint64_t fc_refresh_sent;
+    uint64_t fc_refresh_sent, fc_refresh_sent_p;
     uint8_t fc_refresh_due;       /* classes whose pending UpdateFC is a 30 us refresh */
     enum pcie_dl_state dl;
     uint8_t initfc_rcvd;          /* classes whose InitFC arrived */
@@ -143,6 +146,11 @@ struct pcie_port {
     /* receive buffer */
     pcie_rxent *rxb; size_t rxb_head, rxb_len, rxb_cap;
     sim_time_ps rx_busy_until;
+    size_t rxb_timely;            /* entries that need their own drain event */
+    uint64_t rxb_pend_hdr, rxb_pend_data; /* credits the buffered TLPs will release */
+    bool rx_lazy;                 /* posted TLPs may leave the buffer at the next observer (exact, see rx_arm) */
+    bool settling;
+    sim_time_ps rx_now;           /* time of the receive-buffer departure being processed (0 = sim_now) */
 
     /* physical layer, transmit */
     sim_time_ps skp_next, last_tx_end;
@@ -193,6 +201,10 @@ void pcie_port_submit(pcie_port *p, pcie_tlp *t);
 static inline size_t pcie_port_queued(const pcie_port *p, unsigned cls) { return p->q[cls].len; }
 /* TLPs (flits) in the replay buffer. */
 static inline uint32_t pcie_port_replay_occupancy(const pcie_port *p) { return pcie_dll_tx_outstanding(&p->dtx); }
+/* Lets every TLP whose receive-buffer time has come leave it (deferred departures). */
+void pcie_port_settle(pcie_port *p);
+/* The receive side's notion of now (a deferred departure runs at its own time). */
+static inline sim_time_ps pcie_port_rx_now(const pcie_port *p) { return p->rx_now ? p->rx_now : sim_now(p->k); }
 /* Credit-stall time so far (closes an open stall at now). */
 sim_time_ps pcie_port_stall_ps(const pcie_port *p);
 /* The transaction layer's notion of now: the transmit decision time while the

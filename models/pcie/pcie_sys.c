@@ -56,11 +56,15 @@ static bool want_rd(const pcie_sys *s) { return s->cfg.op == PCIE_OP_RD || s->cf
 static void check_finished(pcie_sys *s)
 {
     if (s->finished) return;
+    /* departures from the receive buffers that are due but deferred happen first */
+    pcie_port_settle(&s->cpl);
+    pcie_port_settle(&s->req);
     if (want_wr(s) && s->wr_done < s->cfg.count) return;
     if (want_rd(s) && s->rd_done < s->cfg.count) return;
     if (pcie_port_replay_occupancy(&s->req) || pcie_port_replay_occupancy(&s->cpl)) return;
     s->finished = true;
-    s->res.end_ps = sim_now(s->k);
+    sim_time_ps end = sim_now(s->k), rx_end = pcie_port_rx_now(&s->cpl);
+    s->res.end_ps = end > rx_end ? end : rx_end;
     sim_stop(s->k);
 }
 
@@ -78,7 +82,7 @@ static void req_refill(void *ctx, pcie_port *p, unsigned cls)
         while (pcie_port_queued(p, PCIE_FC_P) < TL_QUEUE_DEPTH && s->wr_xfer < s->cfg.count) {
             if (s->wr_off == 0) s->wr_xfer_start = now;
             uint64_t addr = s->base_wr + s->wr_xfer * s->cfg.size + s->wr_off;
-            uint64_t to_boundary = s->cfg.mps - (addr % s->cfg.mps);   /* naturally aligned MPS pieces never cross 4 KB */
+            uint64_t to_boundary = s->cfg.mps - (addr & (s->cfg.mps - 1));   /* naturally aligned MPS pieces never cross 4 KB */
             uint64_t len = s->cfg.size - s->wr_off < to_boundary ? s->cfg.size - s->wr_off : to_boundary;
             pcie_tlp t = { 0 };
             t.type = PCIE_TLP_MWR;
@@ -115,7 +119,7 @@ static void req_refill(void *ctx, pcie_port *p, unsigned cls)
                 s->rd_remaining[s->rd_xfer % XFER_RING] = s->cfg.size;
             }
             uint64_t addr = s->base_rd + s->rd_xfer * s->cfg.size + s->rd_off;
-            uint64_t to_boundary = s->cfg.mrrs - (addr % s->cfg.mrrs);
+            uint64_t to_boundary = s->cfg.mrrs - (addr & (s->cfg.mrrs - 1));
             uint64_t len = s->cfg.size - s->rd_off < to_boundary ? s->cfg.size - s->rd_off : to_boundary;
             uint16_t tag = s->free_tags[--s->n_free_tags];
             tag_ent *te = &s->tags[tag];
@@ -179,7 +183,7 @@ static void cpl_generate(pcie_sys *s, const pcie_tlp *mrd)
         /* every completion but the last ends on an RCB boundary and is at most MPS
          * (or exactly one RCB piece with cpl_split_rcb) */
         uint32_t max_len = s->cfg.cpl_split_rcb ? rcb : s->cfg.mps;
-        uint32_t len = max_len - (uint32_t)(addr % rcb);
+        uint32_t len = max_len - (uint32_t)(addr & (rcb - 1));
         if (len > remaining) len = remaining;
         pcie_tlp c = { 0 };
         c.type = PCIE_TLP_CPLD;
@@ -212,15 +216,14 @@ static void cpl_run(void *ctx)
 
 static void cpl_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
 {
-    (void)p;
     pcie_sys *s = ctx;
-    sim_time_ps now = sim_now(s->k);
+    sim_time_ps now = pcie_port_rx_now(p);
     if (t->type == PCIE_TLP_MWR) {
         if (t->addr != s->wr_expect_addr) s->addr_errors++;
         s->wr_expect_addr = t->addr + t->len;
         if (t->last) {
             sim_hist_add(&s->res.latency_ns, (double)(now - t->xfer_start_ps) / 1000.0);
-            s->wr_done++;
+            s->wr_done++;   /* (now: the TLP's own departure time, also when it was deferred) */
             check_finished(s);
         }
         return;
@@ -252,6 +255,15 @@ static void any_drained(void *ctx, pcie_port *p)
 {
     (void)p;
     check_finished(ctx);
+}
+
+/* Posted TLPs may leave the completer's receive buffer lazily, except the one
+ * that completes the run (see rx_arm in pcie_port.c). */
+static bool cpl_timely(void *ctx, const pcie_tlp *t)
+{
+    const pcie_sys *s = ctx;
+    if (t->type != PCIE_TLP_MWR && t->type != PCIE_TLP_MSG) return true;
+    return t->xfer + 1 >= s->cfg.count && (t->last || t->type == PCIE_TLP_MSG);
 }
 
 static void cpl_refill(void *ctx, pcie_port *p, unsigned cls)
@@ -295,8 +307,8 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
     sim_link_trace(s->up, tr, pcie_pkt_label);
     sim_trace_pop_scope(tr);
 
-    pcie_port_app ra = { s, req_deliver, req_refill, any_drained };
-    pcie_port_app ca = { s, cpl_deliver, cpl_refill, any_drained };
+    pcie_port_app ra = { s, req_deliver, req_refill, any_drained, NULL };
+    pcie_port_app ca = { s, cpl_deliver, cpl_refill, any_drained, cpl_timely };
     pcie_port_set_app(&s->req, &ra);
     pcie_port_set_app(&s->cpl, &ca);
     s->req.peer = &s->cpl;
@@ -340,6 +352,8 @@ uint64_t pcie_sys_xfers_done(const pcie_sys *s) { return s->wr_done + s->rd_done
 
 void pcie_sys_results(pcie_sys *s, pcie_results *r)
 {
+    pcie_port_settle(&s->cpl);
+    pcie_port_settle(&s->req);
     *r = s->res;
     memset(&s->res.latency_ns, 0, sizeof s->res.latency_ns);   /* ownership moves to r */
     sim_hist_init(&s->res.latency_ns, "latency_ns");
@@ -359,6 +373,8 @@ void pcie_sys_results(pcie_sys *s, pcie_results *r)
         if (p->replays_before_retrain_max > r->replays_before_retrain_max)
             r->replays_before_retrain_max = p->replays_before_retrain_max;
     }
+    /* refreshes of posted credits by the completer (the receiver of the writes) */
+    r->updatefcs_refresh_posted = s->cpl.fc_refresh_sent_p;
     /* conservation above the DLL, per receiving direction */
     pcie_port *rx_of[2] = { &s->cpl, &s->req };   /* down is received by the completer */
     pcie_port *tx_of[2] = { &s->req, &s->cpl };
