@@ -10,13 +10,36 @@
 #include "models/nvswitch/xbar_alloc.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+/* A pointer p is kept as the mask of positions at or after it (~0 << p), so
+ * "first at or after p" is one AND and one count-trailing-zeros. Moving past
+ * position x stores (~0 << x) << 1: for x = N-1 that selects no request, and
+ * the search wraps to the first one, exactly as p = 0 would. */
 typedef struct islip {
     xbar_alloc base;
     int rrm;
-    uint8_t g[64];   /* grant pointer per output */
-    uint8_t acc[64]; /* accept pointer per input */
+    uint64_t g[64];   /* grant pointer per output, as a mask */
+    uint64_t acc[64]; /* accept pointer per input, as a mask */
 } islip;
+
+static inline int first_at(uint64_t m, uint64_t ptr_mask)
+{
+    uint64_t hi = m & ptr_mask;
+    return __builtin_ctzll(hi ? hi : m);
+}
+
+/* (~0 << x) << 1 by table: a variable shift costs several instructions without BMI2. */
+#define PAST(x) ((~0ULL << (x)) << 1)
+#define PAST8(x) PAST(x), PAST(x + 1), PAST(x + 2), PAST(x + 3), PAST(x + 4), PAST(x + 5), PAST(x + 6), PAST(x + 7)
+static const uint64_t past_tab[64] = { PAST8(0), PAST8(8), PAST8(16), PAST8(24), PAST8(32), PAST8(40), PAST8(48), PAST8(56) };
+static inline uint64_t past(int x) { return past_tab[x]; }
+
+static int ptr_of(uint64_t mask, int n)
+{
+    uint64_t m = mask & xbar_mask_all(n);
+    return m ? __builtin_ctzll(m) : 0;
+}
 
 static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t *req_out,
                           int8_t *in_match, int8_t *out_match)
@@ -24,10 +47,11 @@ static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t 
     islip *s = (islip *)a;
     const int n = a->n;
     (void)req_in;
-    uint64_t free_in = xbar_mask_all(n), free_out = xbar_mask_all(n);
+    uint64_t free_in = xbar_mask_all(n), free_out = free_in;
     uint64_t grants[64];
     int matched = 0;
-    for (int i = 0; i < n; i++) in_match[i] = out_match[i] = -1;
+    memset(in_match, -1, (size_t)n);
+    memset(out_match, -1, (size_t)n);
 
     for (int it = 0; it < a->iters; it++) {
         uint64_t granted_in = 0; /* inputs holding at least one grant */
@@ -35,32 +59,35 @@ static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t 
             int j = __builtin_ctzll(outs);
             uint64_t r = req_out[j] & free_in;
             if (!r) continue;
-            int i = xbar_rr_pick(r, s->g[j]);
-            if (!(granted_in >> i & 1)) { granted_in |= 1ULL << i; grants[i] = 0; }
-            grants[i] |= 1ULL << j;
-            if (s->rrm && it == 0) s->g[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
+            int i = first_at(r, s->g[j]);
+            uint64_t bit = 1ULL << i;
+            grants[i] = (granted_in & bit ? grants[i] : 0) | 1ULL << j;
+            granted_in |= bit;
+            if (s->rrm && it == 0) s->g[j] = past(i);
         }
         if (!granted_in) break;
+        /* every input holding a grant accepts exactly one */
+        free_in &= ~granted_in;
         for (uint64_t ins = granted_in; ins; ins &= ins - 1) {
             int i = __builtin_ctzll(ins);
-            int j = xbar_rr_pick(grants[i], s->acc[i]);
+            int j = first_at(grants[i], s->acc[i]);
             in_match[i] = (int8_t)j;
             out_match[j] = (int8_t)i;
-            free_in &= ~(1ULL << i);
-            free_out &= ~(1ULL << j);
             matched++;
             if (it == 0) {
-                s->g[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
-                s->acc[i] = (uint8_t)(j + 1 == n ? 0 : j + 1);
+                s->g[j] = past(i);
+                s->acc[i] = past(j);
             }
         }
+        if (it + 1 < a->iters) /* the outputs just matched, for the next iteration */
+            for (uint64_t ins = granted_in; ins; ins &= ins - 1) free_out &= ~(1ULL << in_match[__builtin_ctzll(ins)]);
     }
     return matched;
 }
 
 static void islip_free(xbar_alloc *a) { free(a); }
-static int islip_grant_ptr(const xbar_alloc *a, int out) { return ((const islip *)a)->g[out]; }
-static int islip_accept_ptr(const xbar_alloc *a, int in) { return ((const islip *)a)->acc[in]; }
+static int islip_grant_ptr(const xbar_alloc *a, int out) { return ptr_of(((const islip *)a)->g[out], a->n); }
+static int islip_accept_ptr(const xbar_alloc *a, int in) { return ptr_of(((const islip *)a)->acc[in], a->n); }
 
 static const xbar_alloc_ops islip_ops = {
     "islip", islip_allocate, islip_free, islip_grant_ptr, islip_accept_ptr,
@@ -74,5 +101,6 @@ xbar_alloc *xbar_alloc_islip_new(int n, int iters, int inject_rrm)
     s->base.n = n;
     s->base.iters = iters;
     s->rrm = inject_rrm;
+    for (int k = 0; k < 64; k++) s->g[k] = s->acc[k] = ~0ULL; /* all pointers at 0 */
     return &s->base;
 }

@@ -123,7 +123,7 @@ void nvswitch_free(nvswitch *s)
     free(s);
 }
 
-static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at)
+static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at, uint32_t flits)
 {
     if (p->st_len == p->st_cap) {
         uint32_t cap = p->st_cap ? 2 * p->st_cap : 64;
@@ -139,18 +139,19 @@ static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at
     e->word = word;
     e->dest_mask = mask;
     e->arrive_ps = at;
+    e->left = flits;
 }
 
-/* Slots of each credit pool one flit of packet k occupies. */
-static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, int sign)
+/* Slots of each credit pool `flits` flits of packet k occupy. */
+static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
 {
     switch (s->credit_mode) {
     case TEP_CREDIT_NONE: break;
     case TEP_CREDIT_PER_DEST:
-        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->held[__builtin_ctzll(d)] += (uint32_t)sign;
+        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->pool[__builtin_ctzll(d)].held += flits;
         break;
-    case TEP_CREDIT_PER_FLIT: p->held[0] += (uint32_t)sign; break;
-    case TEP_CREDIT_PER_COPY: p->held[0] += (uint32_t)(sign * __builtin_popcountll(k->dest_mask)); break;
+    case TEP_CREDIT_PER_FLIT: p->pool[0].held += flits; break;
+    case TEP_CREDIT_PER_COPY: p->pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
     }
 }
 
@@ -163,9 +164,10 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     tmsg *m = msg;
     const tpkt *k = tpkt_at(s->pp, m->pkt);
     const sim_time_ps now = sim_now(s->k);
-    for (unsigned f = m->first; f < (unsigned)m->first + m->count; f++) {
-        stage_push(p, tflit_word(k, f), k->dest_mask, now);
-        hold_slots(s, p, k, +1);
+    /* One staging entry per message: its flits are presented one per cycle. */
+    if (m->count) {
+        stage_push(p, tflit_word(k, m->first), k->dest_mask, now, m->count);
+        hold_slots(s, p, k, m->count);
     }
     s->stage_mask |= 1ULL << p->idx;
     tmsg_release(s->mp, m);
@@ -178,13 +180,14 @@ static inline void free_slot(nvswitch *s, int i, unsigned type, uint32_t n)
     nvs_port *p = &s->port[i];
     s->slots_held -= n;
     if (s->credit_mode == TEP_CREDIT_NONE) return;
-    if (p->held[type] < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, p->held[type]);
-    p->held[type] -= n;
-    p->pend[type] += n;
+    nvs_pool *pl = &p->pool[type];
+    if (pl->held < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, pl->held);
+    pl->held -= n;
+    pl->pend += n;
     /* Return when a batch is full, or when nothing more will be freed soon. */
-    if (p->pend[type] >= (uint32_t)s->cfg.credit_batch || p->held[type] == 0) {
-        sim_link_return_credits(p->in, type, p->pend[type]);
-        p->pend[type] = 0;
+    if (pl->pend >= (uint32_t)s->cfg.credit_batch || pl->held == 0) {
+        sim_link_return_credits(p->in, type, pl->pend);
+        pl->pend = 0;
     }
 }
 
@@ -196,7 +199,7 @@ static void egress(nvswitch *s, int j, int i, uint64_t word)
         sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
     p->flits_out++;
     s->copies_in_core--;
-    if (p->tv_out_label) {
+    if (s->tr && p->tv_out_label) {
         const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
         sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, f, k->nflits);
     }
@@ -248,7 +251,7 @@ static void trace_cycle(nvswitch *s)
         v = (uint8_t)((o->credit >> i & 1) || o->credit_extra[i]);
         if (v != p->last_credit) { sim_trace_u64(s->tr, p->tv_credit, v); p->last_credit = v; }
         uint32_t h = 0;
-        for (int t = 0; t < s->n; t++) h += p->held[t];
+        for (int t = 0; t < s->n; t++) h += p->pool[t].held;
         if (h != p->last_held) { sim_trace_u64(s->tr, p->tv_backlog, h); p->last_held = h; }
     }
 }
@@ -280,22 +283,26 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
     /* Present at most one flit per input: the oldest that arrived strictly
      * before this edge (so same-time event order cannot matter). */
     s->in.valid = 0;
+    const bool fifo = s->cfg.core.queue == XBAR_QUEUE_FIFO;
     for (uint64_t m = s->stage_mask; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
         nvs_port *p = &s->port[i];
         nvs_stage *e = &p->stage[p->st_head];
         if (e->arrive_ps >= now) continue;
+        const uint64_t dm = e->dest_mask;
         s->in.valid |= 1ULL << i;
         s->in.in[i].data = e->word;
-        s->in.in[i].dest_mask = e->dest_mask;
-        uint64_t copies = (uint64_t)__builtin_popcountll(e->dest_mask);
+        s->in.in[i].dest_mask = dm;
+        uint64_t copies = (dm & (dm - 1)) ? (uint64_t)__builtin_popcountll(dm) : 1;
         s->copies_in_core += copies;
-        s->slots_held += s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies;
+        s->slots_held += fifo ? 1 : copies;
         p->flits_in++;
-        if (p->tv_in_label) {
+        if (s->tr && p->tv_in_label) {
             const tpkt *k = tpkt_at(s->pp, tflit_pkt(e->word));
             sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(e->word), k->nflits);
         }
+        e->word++; /* the next flit of the message */
+        if (--e->left) continue;
         p->st_head = (p->st_head + 1) & (p->st_cap - 1);
         if (--p->st_len == 0) s->stage_mask &= ~(1ULL << i);
     }
@@ -311,7 +318,9 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         int i = __builtin_ctzll(m);
         free_slot(s, i, voq_pools ? o->credit_queue[i] : 0, 1);
     }
-    for (int i = 0; i < n; i++) {
+    uint64_t extra_any = 0; /* usually none: one vectorised pass to find out */
+    for (int i = 0; i < n; i++) extra_any |= o->credit_extra[i];
+    for (int i = 0; extra_any && i < n; i++) {
         uint64_t x = o->credit_extra[i];
         if (!x) continue;
         if (voq_pools)
@@ -329,8 +338,10 @@ uint64_t nvswitch_copies_inside(const nvswitch *s)
     uint64_t c = s->copies_in_core + s->copies_reasm;
     for (int i = 0; i < s->n; i++) {
         const nvs_port *p = &s->port[i];
-        for (uint32_t q = 0; q < p->st_len; q++)
-            c += (uint64_t)__builtin_popcountll(p->stage[(p->st_head + q) & (p->st_cap - 1)].dest_mask);
+        for (uint32_t q = 0; q < p->st_len; q++) {
+            const nvs_stage *e = &p->stage[(p->st_head + q) & (p->st_cap - 1)];
+            c += (uint64_t)e->left * (uint64_t)__builtin_popcountll(e->dest_mask);
+        }
     }
     return c;
 }

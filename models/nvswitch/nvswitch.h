@@ -36,19 +36,29 @@ typedef void *(*nvswitch_rtl_new_fn)(const xbar_core_cfg *cfg, sim_trace *trace,
 void nvswitch_register_rtl(nvswitch_rtl_new_fn fn);
 bool nvswitch_rtl_available(void);
 
-typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; } nvs_stage;
+/* Flits of one arrived link message not yet presented to the core: the word
+ * of the next one (consecutive flits differ by one in the word's flit
+ * index), how many are left, their destinations and arrival time. */
+typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; uint32_t left; } nvs_stage;
 
 struct nvswitch;
 
+/* One credit pool's slot accounting at a switch input (side by side: one
+ * cache line per freed slot). */
+typedef struct nvs_pool {
+    uint32_t held;                       /* buffer slots occupied */
+    uint32_t pend;                       /* freed slots not yet returned (credit_batch) */
+} nvs_pool;
+
 typedef struct nvs_port {
-    struct nvswitch *sw;
-    int idx;
-    sim_link *in, *out;
-    nvs_stage *stage;                    /* arrived flits not yet presented to the core */
+    /* what a cycle touches, first and together */
+    nvs_stage *stage;                    /* arrived messages with flits not yet presented to the core */
     uint32_t st_head, st_len, st_cap;
-    uint32_t held[XBAR_MAX_PORTS];       /* buffer slots occupied per credit pool */
-    uint32_t pend[XBAR_MAX_PORTS];       /* freed slots not yet returned (credit_batch) */
+    int idx;
     uint64_t flits_in, flits_out;        /* presented at this input / driven at this output */
+    sim_link *in, *out;
+    struct nvswitch *sw;
+    nvs_pool pool[XBAR_MAX_PORTS];       /* per credit pool of the input link */
     /* tracing (0 when off) */
     sim_trace_var tv_in_valid, tv_out_valid, tv_grant, tv_grant_out, tv_credit, tv_in_label, tv_out_label, tv_backlog;
     uint8_t last_in_valid, last_out_valid, last_grant, last_grant_out, last_credit;

@@ -47,6 +47,7 @@ struct xbar_core {
     uint64_t t;
     int pipe_idx;                     /* slot of cycle t: t mod L */
     uint64_t backlog;
+    uint32_t voq_limit;               /* depth of a private VOQ; 0 = unbounded or shared */
     int last_matches, last_fanout;
 };
 
@@ -107,6 +108,7 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     c->cfg = *cfg;
     c->n = cfg->ports;
     c->all = xbar_mask_all(c->n);
+    c->voq_limit = cfg->queue == XBAR_QUEUE_VOQ && !cfg->shared ? (uint32_t)cfg->depth : 0;
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
     size_t nq = cfg->queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
@@ -176,20 +178,98 @@ static inline void drive(xpipe *slot, int i, int j, uint64_t data)
     slot->src[j] = (uint8_t)i;
 }
 
+/* Multicast fan-out read (rules, "Multicast fan-out read"): outputs left
+ * unmatched join a matched input that is sending a copy of the flit at the
+ * head of their queue. popseq[i]: the tag of the copy input i popped. */
+static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_t mc_in, const uint64_t *popseq)
+{
+    const int n = c->n;
+    const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
+    for (uint64_t outs = c->all & ~matched_out; outs; outs &= outs - 1) {
+        int j = __builtin_ctzll(outs);
+        uint64_t cand = c->req_out[j] & mc_in, ok = 0;
+        if (!cand) continue;
+        if (voq) {
+            for (uint64_t m = cand; m; m &= m - 1) {
+                int i = __builtin_ctzll(m);
+                if (xq_head(&c->q[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
+            }
+        } else {
+            ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
+        }
+        if (!ok) continue;
+        int i = xbar_rr_pick(ok, c->fan_ptr[j]);
+        c->fan_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
+        c->last_fanout++;
+        if (voq) {
+            xq *q = &c->q[i * n + j];
+            drive(slot, i, j, xq_head(q)->data);
+            xq_pop(q);
+            c->occ[i]--;
+            c->backlog--;
+            c->cr_extra[i] |= 1ULL << j;
+            c->cr_extra_any = 1;
+            if (!q->count) {
+                c->req_in[i] &= ~(1ULL << j);
+                c->req_out[j] &= ~(1ULL << i);
+            }
+        } else {
+            xq_entry *e = xq_head(&c->q[i]);
+            drive(slot, i, j, e->data);
+            e->aux &= ~(1ULL << j);
+            c->req_in[i] &= ~(1ULL << j);
+            c->req_out[j] &= ~(1ULL << i);
+        }
+    }
+}
+
+/* Step 4 for VOQs, the general case (multicast or a shared buffer): one
+ * presented flit written into every destination's VOQ (visible from t+1);
+ * `s` tags the copies of this presentation. */
+static inline void voq_write(xbar_core *c, int i, uint64_t dm, uint64_t data)
+{
+    const int n = c->n;
+    const uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
+    const uint32_t copies = (s & 1) ? (uint32_t)__builtin_popcountll(dm) : 1;
+    if (c->cfg.depth && c->cfg.shared && c->occ[i] + copies > (uint32_t)c->cfg.depth)
+        core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
+    for (uint64_t d = dm; d; d &= d - 1) {
+        int j = __builtin_ctzll(d);
+        xq *q = &c->q[i * n + j];
+        if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
+        if (!q->count) {
+            c->req_in[i] |= 1ULL << j;
+            c->req_out[j] |= 1ULL << i;
+        }
+        xq_push(q, data, s);
+    }
+    c->occ[i] += copies;
+    c->backlog += copies;
+}
+
 void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
 {
     const int n = c->n;
     const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
+    const uint64_t in_valid = in->valid & c->all;
     xpipe *slot = &c->pipe[c->pipe_idx];
     c->pipe_idx = c->pipe_idx + 1 == c->cfg.latency ? 0 : c->pipe_idx + 1;
 
     /* This cycle's writes go to rings chosen at random among N*N: start
-     * fetching their descriptors now, they are needed after the allocation. */
-    if (voq)
-        for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
+     * fetching their tail slots now, they are written after the allocation.
+     * (The ring descriptors, 24 B each, stay in L2.) wq[i]: the ring of a
+     * valid unicast flit into a private VOQ (the fast write), else NULL. */
+    xq *wq[XBAR_MAX_PORTS];
+    uint64_t fast_in = 0;
+    if (voq && !c->cfg.shared)
+        for (uint64_t m = in_valid; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             uint64_t dm = in->in[i].dest_mask;
-            if (dm && !(dm & (dm - 1))) __builtin_prefetch(&c->q[i * n + __builtin_ctzll(dm)], 1);
+            if (!dm || (dm & (dm - 1)) || (dm & ~c->all)) continue;
+            xq *q = &c->q[i * n + __builtin_ctzll(dm)];
+            wq[i] = q;
+            fast_in |= 1ULL << i;
+            if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
         }
 
     /* Outputs of this cycle: flits matched in t-L, credits of slots freed in t-1. */
@@ -215,155 +295,121 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     c->last_fanout = 0;
     uint64_t matched_in = 0, matched_out = 0, mc_in = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
-    /* The N heads about to be read sit in N different rings, usually long out
-     * of cache: ask for all of them first so the misses overlap. */
-    uint64_t mi = 0;
+    /* The heads about to be read sit in different rings, usually out of
+     * cache: ask for all of them first so the misses overlap. */
+    xq *hq[XBAR_MAX_PORTS]; /* the queue each matched input reads */
     for (int i = 0; i < n; i++) {
-        if (in_match[i] < 0) continue;
-        mi |= 1ULL << i;
-        const xq *q = &c->q[voq ? i * n + in_match[i] : i];
-        __builtin_prefetch(&q->buf[q->head], 1);
-    }
-    /* ... and the slots the writes will fill (their descriptors arrived during the allocation). */
-    if (voq)
-        for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
-            int i = __builtin_ctzll(m);
-            uint64_t dm = in->in[i].dest_mask;
-            if (!dm || (dm & (dm - 1))) continue;
-            const xq *q = &c->q[i * n + __builtin_ctzll(dm)];
-            if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
-        }
-    for (uint64_t m = mi; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
         int j = in_match[i];
+        if (j < 0) continue;
         matched_in |= 1ULL << i;
         matched_out |= 1ULL << j;
-        out->match_out[i] = (uint8_t)j;
-        /* Step 3: transfer the head flit. */
-        if (voq) {
-            xq *q = &c->q[i * n + j];
-            xq_entry *e = xq_head(q);
+        xq *q = &c->q[voq ? i * n + j : i];
+        hq[i] = q;
+        __builtin_prefetch(&q->buf[q->head], 1);
+    }
+    out->match_in = matched_in;
+    if (voq) {
+        /* Step 3: transfer the head flit of every matched VOQ. */
+        uint32_t popped = 0;
+        for (uint64_t m = matched_in; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            int j = in_match[i];
+            out->match_out[i] = (uint8_t)j;
+            xq *q = hq[i];
+            const xq_entry *e = xq_head(q);
             if (e->aux & 1) { /* a multicast copy: others of it may join below */
                 popseq[i] = e->aux;
                 mc_in |= 1ULL << i;
             }
-            drive(slot, i, j, e->data);
+            slot->data[j] = e->data;
+            slot->src[j] = (uint8_t)i;
             xq_pop(q);
             c->occ[i]--;
-            c->backlog--;
-            c->cr |= 1ULL << i;
+            popped++;
             c->cr_q[i] = (uint8_t)j;
             if (!q->count) {
                 c->req_in[i] &= ~(1ULL << j);
                 c->req_out[j] &= ~(1ULL << i);
             }
-        } else {
-            xq_entry *e = xq_head(&c->q[i]);
-            drive(slot, i, j, e->data);
-            e->aux &= ~(1ULL << j);
-            c->req_in[i] &= ~(1ULL << j);
-            c->req_out[j] &= ~(1ULL << i);
-            if (e->aux) mc_in |= 1ULL << i;
         }
-    }
-    out->match_in = matched_in;
-
-    /* Multicast fan-out read: outputs left unmatched join a matched input
-     * that is sending a copy of the flit at the head of their queue. */
-    if (c->cfg.fanout_read && mc_in) {
-        for (uint64_t outs = c->all & ~matched_out; outs; outs &= outs - 1) {
-            int j = __builtin_ctzll(outs);
-            uint64_t cand = c->req_out[j] & mc_in, ok = 0;
-            if (!cand) continue;
-            if (voq) {
-                for (uint64_t m = cand; m; m &= m - 1) {
-                    int i = __builtin_ctzll(m);
-                    if (xq_head(&c->q[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
-                }
-            } else {
-                ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
-            }
-            if (!ok) continue;
-            int i = xbar_rr_pick(ok, c->fan_ptr[j]);
-            c->fan_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
-            c->last_fanout++;
-            if (voq) {
-                xq *q = &c->q[i * n + j];
-                drive(slot, i, j, xq_head(q)->data);
-                xq_pop(q);
-                c->occ[i]--;
-                c->backlog--;
-                c->cr_extra[i] |= 1ULL << j;
-                c->cr_extra_any = 1;
+        slot->valid |= matched_out;
+        c->cr |= matched_in;
+        c->backlog -= popped;
+        if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
+        /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
+        for (uint64_t m = in_valid; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            const xbar_flit *f = &in->in[i];
+            if (fast_in >> i & 1) { /* unicast into a private VOQ: the common case */
+                xq *q = wq[i];
+                if (c->voq_limit && q->count >= c->voq_limit)
+                    core_fatal(c, "VOQ overflow (upstream ignored credits)", i, __builtin_ctzll(f->dest_mask));
                 if (!q->count) {
-                    c->req_in[i] &= ~(1ULL << j);
-                    c->req_out[j] &= ~(1ULL << i);
+                    int j = __builtin_ctzll(f->dest_mask);
+                    c->req_in[i] |= 1ULL << j;
+                    c->req_out[j] |= 1ULL << i;
                 }
+                xq_push(q, f->data, c->seq[i]++ << 1);
+                c->occ[i]++;
             } else {
-                xq_entry *e = xq_head(&c->q[i]);
-                drive(slot, i, j, e->data);
-                e->aux &= ~(1ULL << j);
-                c->req_in[i] &= ~(1ULL << j);
-                c->req_out[j] &= ~(1ULL << i);
+                uint64_t dm = f->dest_mask;
+                if (!dm || (dm & ~c->all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
+                voq_write(c, i, dm, f->data);
             }
         }
+        c->backlog += (uint64_t)__builtin_popcountll(fast_in);
+        c->t++;
+        return;
     }
+
+    for (uint64_t m = matched_in; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        int j = in_match[i];
+        out->match_out[i] = (uint8_t)j;
+        /* Step 3: the head flit is read for output j. */
+        xq_entry *e = xq_head(&c->q[i]);
+        drive(slot, i, j, e->data);
+        e->aux &= ~(1ULL << j);
+        c->req_in[i] &= ~(1ULL << j);
+        c->req_out[j] &= ~(1ULL << i);
+        if (e->aux) mc_in |= 1ULL << i;
+    }
+    if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
 
     /* FIFO: a head leaves (one credit) when its last destination is served. */
-    if (!voq) {
-        for (uint64_t m = matched_in; m; m &= m - 1) {
-            int i = __builtin_ctzll(m);
-            xq *q = &c->q[i];
-            if (xq_head(q)->aux) continue;
-            xq_pop(q);
-            c->occ[i]--;
-            c->backlog--;
-            c->cr |= 1ULL << i;
-            c->cr_q[i] = 0;
-            if (q->count) {
-                uint64_t dm = xq_head(q)->aux;
-                c->req_in[i] = dm;
-                for (; dm; dm &= dm - 1) c->req_out[__builtin_ctzll(dm)] |= 1ULL << i;
-            }
+    for (uint64_t m = matched_in; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        xq *q = &c->q[i];
+        if (xq_head(q)->aux) continue;
+        xq_pop(q);
+        c->occ[i]--;
+        c->backlog--;
+        c->cr |= 1ULL << i;
+        c->cr_q[i] = 0;
+        if (q->count) {
+            uint64_t dm = xq_head(q)->aux;
+            c->req_in[i] = dm;
+            for (; dm; dm &= dm - 1) c->req_out[__builtin_ctzll(dm)] |= 1ULL << i;
         }
     }
 
     /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
-    for (uint64_t m = in->valid & c->all; m; m &= m - 1) {
+    for (uint64_t m = in_valid; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
         const xbar_flit *f = &in->in[i];
         uint64_t dm = f->dest_mask & c->all;
         if (!dm || dm != f->dest_mask) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
-        uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
-        if (voq) {
-            int copies = __builtin_popcountll(dm);
-            if (c->cfg.depth && c->cfg.shared && c->occ[i] + (uint32_t)copies > (uint32_t)c->cfg.depth)
-                core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
-            for (uint64_t d = dm; d; d &= d - 1) {
-                int j = __builtin_ctzll(d);
-                xq *q = &c->q[i * n + j];
-                if (c->cfg.depth && !c->cfg.shared && q->count >= (uint32_t)c->cfg.depth)
-                    core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
-                if (!q->count) {
-                    c->req_in[i] |= 1ULL << j;
-                    c->req_out[j] |= 1ULL << i;
-                }
-                xq_push(q, f->data, s);
-            }
-            c->occ[i] += (uint32_t)copies;
-            c->backlog += (uint64_t)copies;
-        } else {
-            xq *q = &c->q[i];
-            if (c->cfg.depth && q->count >= (uint32_t)c->cfg.depth)
-                core_fatal(c, "input FIFO overflow (upstream ignored credits)", i, 0);
-            if (!q->count) {
-                c->req_in[i] = dm;
-                for (uint64_t d = dm; d; d &= d - 1) c->req_out[__builtin_ctzll(d)] |= 1ULL << i;
-            }
-            xq_push(q, f->data, dm);
-            c->occ[i]++;
-            c->backlog++;
+        c->seq[i]++;
+        xq *q = &c->q[i];
+        if (c->cfg.depth && q->count >= (uint32_t)c->cfg.depth)
+            core_fatal(c, "input FIFO overflow (upstream ignored credits)", i, 0);
+        if (!q->count) {
+            c->req_in[i] = dm;
+            for (uint64_t d = dm; d; d &= d - 1) c->req_out[__builtin_ctzll(d)] |= 1ULL << i;
         }
+        xq_push(q, f->data, dm);
+        c->occ[i]++;
+        c->backlog++;
     }
     c->t++;
 }

@@ -6,8 +6,9 @@
 #include <string.h>
 
 static bool tep_cycle(void *ctx, uint64_t cycle);
-static uint64_t bernoulli_gap(sim_rng *r, double p);
+static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p);
 static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
+static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits);
 
 tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp)
 {
@@ -20,6 +21,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     e->injecting = cfg->bernoulli_mask != 0 && cfg->load > 0;
     e->sending = true;
     e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
+    e->log1m_p_packet = log1p(-e->p_packet);
     sim_hist_init(&e->latency_cycles, "latency_cycles");
     for (int i = 0; i < cfg->ports; i++) {
         tep_port *p = &e->port[i];
@@ -27,7 +29,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
         p->idx = i;
         p->cur_q = -1;
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
-        p->next_arrival = bernoulli_gap(&p->rng, e->p_packet);
+        p->next_arrival = bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
         for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->last_seq[s] = -1;
     }
     e->first_delivery_ps = SIM_TIME_MAX;
@@ -49,6 +51,17 @@ void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx)
     e->port[port].tx = tx;
     e->port[port].rx = rx;
     sim_link_set_receiver(rx, tep_recv, &e->port[port]);
+    sim_link_set_credit_callback(tx, tep_credit, &e->port[port]);
+}
+
+/* Credits came back: a source waiting for them looks again at the next edge. */
+static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
+{
+    (void)l;
+    (void)type;
+    (void)credits;
+    tep_port *p = ctx;
+    p->due_cycle = 0;
 }
 
 void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc)
@@ -192,12 +205,99 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
 
 /* Cycles without an arrival before the next one, for a Bernoulli(p) process:
  * geometric, so a source draws once per packet instead of once per cycle. */
-static uint64_t bernoulli_gap(sim_rng *r, double p)
+static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p)
 {
     if (p >= 1.0) return 0;
     double u = 1.0 - sim_rng_double(r); /* (0, 1] */
-    double g = floor(log(u) / log1p(-p));
+    double g = floor(log(u) / log1m_p);
     return g > 1e15 ? (uint64_t)1e15 : (uint64_t)g;
+}
+
+/* What a source's cycle ended with. */
+enum { TEP_IDLE = 0, TEP_BUSY, TEP_BLOCKED };
+
+/* One source in one cycle: inject, cut the message, send what the wire and
+ * the credits allow. TEP_BUSY/TEP_BLOCKED if it had packets to send (keeps
+ * the handler on); TEP_BLOCKED if they wait for credits. */
+static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
+{
+    const int i = p->idx;
+    if (e->injecting && cycle >= p->next_arrival && (e->cfg.bernoulli_mask >> i & 1)) {
+        p->next_arrival = cycle + 1 + bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
+        int d = traffic_dest_pick(e->cfg.dest, i, &p->rng);
+        new_packet(e, i, 1ULL << d, (unsigned)e->cfg.pkt_flits, (uint32_t)(e->cfg.pkt_flits - 1) * (uint32_t)e->cfg.flit_bytes, 0);
+    }
+    if (p->msg && e->sending && p->msg_queued == 0) { /* cut the message lazily: one packet ahead */
+        uint32_t payload;
+        uint64_t mask;
+        if (traffic_message_next(p->msg, &payload, &mask)) {
+            unsigned nflits = 1 + (payload + (uint32_t)e->cfg.flit_bytes - 1) / (uint32_t)e->cfg.flit_bytes;
+            new_packet(e, i, mask, nflits, payload, p->msg_tag);
+            p->msg_queued++;
+        }
+    }
+    if (!e->sending) return TEP_IDLE;
+    if (p->cur_q < 0 && !p->q_mask && ring_empty(&p->q[TEP_MCAST_Q]) && ring_empty(&p->q[0])) return TEP_IDLE;
+    if (p->tx_free_ps > now) return TEP_BUSY; /* the wire is still serialising */
+    int qi = p->cur_q;
+    if (qi < 0) {
+        qi = pick_queue(e, p, 1);
+        if (qi < 0) return TEP_BLOCKED;
+    }
+    tep_ring *r = &p->q[qi];
+    tpkt *k = tpkt_at(e->pp, ring_head(r));
+    unsigned first = e->cfg.saf ? 0 : p->cur_flit;
+    unsigned count = e->cfg.saf ? k->nflits : 1;
+    if (p->cur_q >= 0 && !credits_ok(e, p->tx, k, count)) return TEP_BLOCKED; /* mid-packet, waiting for a credit */
+    if (first == 0) { /* the flow order is the order packets go onto the wire */
+        k->seq0 = p->next_seq;
+        p->next_seq += k->nflits;
+    }
+    tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
+    send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
+    p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
+    uint64_t copies = (uint64_t)count * (uint64_t)__builtin_popcountll(k->dest_mask);
+    e->copies_sent += copies;
+    for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
+    if (first + count == k->nflits) {
+        p->cur_flit = 0;
+        p->cur_q = -1;
+        ring_pop(r);
+        if (!ring_empty(r)) p->head_flits[qi] = tpkt_at(e->pp, ring_head(r))->nflits;
+        if (k->msg) p->msg_queued--;
+        if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
+        if (!e->cfg.src_voq && ring_empty(r)) p->q_mask = 0;
+        p->rr = qi + 1 == TEP_QUEUES ? 0 : qi + 1;
+    } else {
+        p->cur_flit = first + count;
+        p->cur_q = qi;
+    }
+    return TEP_BUSY;
+}
+
+/* The first cycle at which port p can do anything again: its next Bernoulli
+ * arrival, its wire becoming free while it has packets queued, every cycle
+ * while it holds a message; a source waiting for credits is woken by their
+ * arrival (tep_credit). Cycles before it are skipped: the source would only
+ * have looked. */
+static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool blocked)
+{
+    const bool work = p->cur_q >= 0 || p->q_mask || !ring_empty(&p->q[TEP_MCAST_Q]) || !ring_empty(&p->q[0]);
+    if (work) e->work_mask |= 1ULL << p->idx;
+    else e->work_mask &= ~(1ULL << p->idx);
+    uint64_t due = UINT64_MAX;
+    if (e->injecting && (e->cfg.bernoulli_mask >> p->idx & 1)) due = p->next_arrival;
+    if (p->msg) due = cycle + 1;
+    if (work && e->sending && !blocked) {
+        uint64_t ready = cycle + 1;
+        if (p->tx_free_ps > now) { /* the first edge at or after the wire is free */
+            const sim_clock_domain *d = e->h.dom;
+            sim_time_ps t = p->tx_free_ps > d->phase_ps ? p->tx_free_ps - d->phase_ps : 0;
+            ready = (t + d->period_ps - 1) / d->period_ps;
+        }
+        if (ready < due) due = ready;
+    }
+    p->due_cycle = due;
 }
 
 static bool tep_cycle(void *ctx, uint64_t cycle)
@@ -205,61 +305,19 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     tep *e = ctx;
     const sim_time_ps now = sim_now(e->k);
     bool busy = e->injecting;
+    uint64_t skipped = 0;
     for (int i = 0; i < e->cfg.ports; i++) {
         tep_port *p = &e->port[i];
-        if (e->injecting && cycle >= p->next_arrival && (e->cfg.bernoulli_mask >> i & 1)) {
-            p->next_arrival = cycle + 1 + bernoulli_gap(&p->rng, e->p_packet);
-            int d = traffic_dest_pick(e->cfg.dest, i, &p->rng);
-            new_packet(e, i, 1ULL << d, (unsigned)e->cfg.pkt_flits, (uint32_t)(e->cfg.pkt_flits - 1) * (uint32_t)e->cfg.flit_bytes, 0);
+        if (p->due_cycle > cycle) {
+            skipped |= 1ULL << i;
+            continue;
         }
-        if (p->msg && e->sending && p->msg_queued == 0) { /* cut the message lazily: one packet ahead */
-            uint32_t payload;
-            uint64_t mask;
-            if (traffic_message_next(p->msg, &payload, &mask)) {
-                unsigned nflits = 1 + (payload + (uint32_t)e->cfg.flit_bytes - 1) / (uint32_t)e->cfg.flit_bytes;
-                new_packet(e, i, mask, nflits, payload, p->msg_tag);
-                p->msg_queued++;
-            }
-        }
-        if (!e->sending) continue;
-        if (p->cur_q < 0 && !p->q_mask && ring_empty(&p->q[TEP_MCAST_Q]) && ring_empty(&p->q[0])) continue;
-        busy = true;
-        if (p->tx_free_ps > now) continue; /* the wire is still serialising */
-        int qi = p->cur_q;
-        if (qi < 0) {
-            qi = pick_queue(e, p, 1);
-            if (qi < 0) continue;
-        }
-        tep_ring *r = &p->q[qi];
-        tpkt *k = tpkt_at(e->pp, ring_head(r));
-        unsigned first = e->cfg.saf ? 0 : p->cur_flit;
-        unsigned count = e->cfg.saf ? k->nflits : 1;
-        if (p->cur_q >= 0 && !credits_ok(e, p->tx, k, count)) continue; /* mid-packet, waiting for a credit */
-        if (first == 0) { /* the flow order is the order packets go onto the wire */
-            k->seq0 = p->next_seq;
-            p->next_seq += k->nflits;
-        }
-        tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
-        send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
-        p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
-        uint64_t copies = (uint64_t)count * (uint64_t)__builtin_popcountll(k->dest_mask);
-        e->copies_sent += copies;
-        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
-        if (first + count == k->nflits) {
-            p->cur_flit = 0;
-            p->cur_q = -1;
-            ring_pop(r);
-            if (!ring_empty(r)) p->head_flits[qi] = tpkt_at(e->pp, ring_head(r))->nflits;
-            if (k->msg) p->msg_queued--;
-            if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
-            if (!e->cfg.src_voq && ring_empty(r)) p->q_mask = 0;
-            p->rr = qi + 1 == TEP_QUEUES ? 0 : qi + 1;
-        } else {
-            p->cur_flit = first + count;
-            p->cur_q = qi;
-        }
+        int st = tep_port_cycle(e, p, cycle, now);
+        busy |= st != TEP_IDLE;
+        set_due(e, p, cycle, now, st == TEP_BLOCKED);
     }
-    return busy;
+    /* a skipped source is as it was after its last cycle: busy if it has packets */
+    return busy || (e->sending && (e->work_mask & skipped));
 }
 
 /* Payload bytes carried by flits [lo, hi) of a packet (flit 0 is the header). */
@@ -332,6 +390,7 @@ void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool sto
 {
     e->port[src].msg = m;
     e->port[src].msg_tag = tag;
+    e->port[src].due_cycle = 0;
     e->stop_when_msg_done = stop_when_done;
     e->msg_dests = __builtin_popcountll(m->dest_mask);
     for (uint64_t d = m->dest_mask; d; d &= d - 1) e->port[__builtin_ctzll(d)].msg_bytes_total = m->bytes;

@@ -65,6 +65,7 @@ typedef struct tep_port {
     uint32_t next_id;
     sim_rng rng;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
+    uint64_t due_cycle;         /* first cycle the source can act again (skipped before it) */
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
@@ -91,6 +92,8 @@ typedef struct tep {
     bool sending;               /* sources send queued packets while true (false: drain the network) */
     bool stop_when_drained;     /* sim_stop once every copy sent has been delivered */
     double p_packet;
+    double log1m_p_packet;      /* log1p(-p_packet), for the geometric gaps */
+    uint64_t work_mask;         /* ports with packets queued or one partly sent */
     /* totals */
     uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
     uint64_t flits_generated;
