@@ -240,7 +240,7 @@ static void equiv_run(sim_test_ctx *cx)
     sim_rng_seed_stream(&rng, cx->seed, 0xe9);
     cJSON *list = cJSON_CreateArray();
     uint64_t total_cycles = 0, total_mism = 0, score_err = 0, credit_err = 0, copies = 0;
-    char first[200] = "";
+    char first[400] = "";
     uint64_t t0 = 0;
     for (unsigned k = 0; k < n_cfg; k++) {
         const xbar_rtl_variant *v;
