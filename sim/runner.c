@@ -47,6 +47,20 @@ static double wall_now(void)
 
 static double progress_last;
 
+/* A test that rejects its input (sim_input_error -> exit 2) after the runner
+ * opened the waves leaves no waves: the run never happened. Without this a
+ * half-written FST and the writer's temporary .hier file stayed behind. */
+static sim_trace *open_trace;
+static char open_trace_path[4096];
+static void discard_open_trace(void)
+{
+    sim_trace *t = open_trace;
+    if (!t) return;
+    open_trace = NULL;
+    sim_trace_close(t);
+    remove(open_trace_path);
+}
+
 void sim_progress(sim_test_ctx *c, double fraction, const char *fmt, ...)
 {
     if (c->quiet) return;
@@ -152,6 +166,9 @@ int sim_runner_main(int argc, char **argv)
     if (sim_param_bool(ps, "trace")) {
         snprintf(path, sizeof path, "%s/waves/%s.fst", out_dir, t->name);
         if (sim_mkdir_parents(path) == 0) c.trace = sim_trace_open(c.k, path);
+        open_trace = c.trace;
+        snprintf(open_trace_path, sizeof open_trace_path, "%s", path);
+        atexit(discard_open_trace);
         if (!c.trace) {
             fprintf(stderr, "error: cannot write %s\n", path);
             return 2;
@@ -162,6 +179,7 @@ int sim_runner_main(int argc, char **argv)
     double wall = wall_now() - t0;
     if (!c.sim_time_ps) c.sim_time_ps = sim_now(c.k);
     if (!c.sim_events) c.sim_events = sim_event_count(c.k);
+    open_trace = NULL;
     sim_trace_close(c.trace);
 
     snprintf(path, sizeof path, "%s/reports/%s.json", out_dir, t->name);
