@@ -55,7 +55,6 @@ typedef struct nvs_port {
     nvs_stage *stage;                    /* arrived messages with flits not yet presented to the core */
     uint32_t st_head, st_len, st_cap;
     int idx;
-    uint64_t flits_in, flits_out;        /* presented at this input / driven at this output */
     sim_link *in, *out;
     struct nvswitch *sw;
     nvs_pool pool[XBAR_MAX_PORTS];       /* per credit pool of the input link */
@@ -79,14 +78,12 @@ typedef struct nvswitch {
     sim_clock_handler h;
     uint64_t core_cycles;                /* cycles stepped (catch-up keeps it = clock cycle) */
     uint64_t stage_mask;                 /* ports with staged flits */
-    uint64_t copies_in_core;             /* copies presented and not yet driven */
-    uint64_t slots_held;                 /* buffer slots written and not yet freed */
+    uint64_t copies_inside;              /* copies arrived (staged or presented) and not yet driven */
+    uint64_t slots_held;                 /* buffer slots arrived for (staged or written) and not yet freed */
     uint16_t *reasm;                     /* SAF: flits of the current packet seen per (input, output) */
-    uint64_t copies_reasm;               /* SAF: copies waiting in egress reassembly */
     xbar_in in;
     xbar_out out;
     nvs_port port[XBAR_MAX_PORTS];
-    uint64_t matches, cycles_active;
     sim_trace *tr;
     sim_trace_var tv_matches, tv_copies_out;
 } nvswitch;
