@@ -3,35 +3,23 @@
  * Requests are kept as two incrementally maintained bitmask matrices (by
  * input and by output), so one cycle costs O(N) word operations plus one
  * allocator call, and nothing is allocated per flit (queues grow by doubling
- * and then stay).
- *
- * A queue holds runs, not flits: consecutive flits whose data words count up
- * by one (the flits of one packet, presented one per cycle by one input link)
- * share one entry, so a write is usually a counter increment and a read a
- * counter decrement, and the N*N VOQs of a saturated switch fit in cache
- * (a 17-flit packet is one entry instead of seventeen). This is only a
- * representation: the data is opaque and any sequence of words is queued
- * exactly; a word that does not continue the tail run starts a new one. */
+ * and then stay). */
 #include "models/nvswitch/xbar_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* `count` flits with data words data, data+1, ... and tags aux, aux', ...:
- * VOQ: 0 for unicast flits; presentation count << 1 | 1 for multicast copies
- * (copies of one presented flit share it; it steps by 2 along a run, one
- * presentation per cycle). FIFO: the destinations still to serve, runs of one
- * flit only (the head's mask shrinks as it is served). */
-typedef struct xq_run {
-    uint64_t data, aux;
-    uint32_t count;
-} xq_run;
+/* 16 bytes, so the head and tail lines of the N*N rings stay cache-friendly. */
+typedef struct xq_entry {
+    uint64_t data;
+    uint64_t aux; /* FIFO: destinations still to serve. VOQ: presentation count << 1 | multicast
+                   * (copies of one presented flit share the count). */
+} xq_entry;
 
 typedef struct xq {
-    _Alignas(32) xq_run *buf; /* 32 B: VOQ[i][j] is q[i << 6 | j], an address by shifts */
-    uint32_t head, runs, cap; /* ring of runs; cap is 0 or a power of two */
-    uint32_t flits;           /* flits queued (runs == 0 iff flits == 0) */
+    xq_entry *buf;
+    uint32_t head, count, cap; /* cap is 0 or a power of two */
 } xq;
 
 typedef struct xpipe {
@@ -49,7 +37,7 @@ struct xbar_core {
     uint64_t req_in[XBAR_MAX_PORTS];  /* bit j: input i requests output j */
     uint64_t req_out[XBAR_MAX_PORTS]; /* bit i: the same, transposed */
     uint32_t occ[XBAR_MAX_PORTS];     /* flit copies held per input */
-    uint64_t seq[XBAR_MAX_PORTS];     /* multicast presentations per input (the copies' tag) */
+    uint64_t seq[XBAR_MAX_PORTS];     /* presentations per input */
     uint8_t fan_ptr[XBAR_MAX_PORTS];  /* f[j], the fan-out read pointer */
     xpipe *pipe;                      /* L slots */
     uint64_t cr;                      /* credits to drive next cycle */
@@ -59,7 +47,7 @@ struct xbar_core {
     uint64_t t;
     int pipe_idx;                     /* slot of cycle t: t mod L */
     uint64_t backlog;
-    uint32_t voq_limit;               /* depth of a private VOQ; UINT32_MAX = unbounded or shared */
+    uint32_t voq_limit;               /* depth of a private VOQ; 0 = unbounded or shared */
     int last_matches, last_fanout;
 };
 
@@ -111,14 +99,6 @@ int xbar_core_cfg_check(const xbar_core_cfg *cfg, char *why, size_t n)
     return 0;
 }
 
-/* VOQ: N inputs of 64 slots (VOQ[i][j] = q[i << 6 | j]); FIFO: q[i]. */
-static size_t queue_slots(const xbar_core_cfg *cfg)
-{
-    return cfg->queue == XBAR_QUEUE_VOQ ? (size_t)cfg->ports << 6 : (size_t)cfg->ports;
-}
-
-static inline xq *voq_at(xbar_core *c, int i, int j) { return &c->q[(unsigned)i << 6 | (unsigned)j]; }
-
 xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
 {
     char why[128];
@@ -128,10 +108,11 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     c->cfg = *cfg;
     c->n = cfg->ports;
     c->all = xbar_mask_all(c->n);
-    c->voq_limit = cfg->queue == XBAR_QUEUE_VOQ && !cfg->shared && cfg->depth ? (uint32_t)cfg->depth : UINT32_MAX;
+    c->voq_limit = cfg->queue == XBAR_QUEUE_VOQ && !cfg->shared ? (uint32_t)cfg->depth : 0;
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
-    c->q = calloc(queue_slots(cfg), sizeof *c->q);
+    size_t nq = cfg->queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
+    c->q = calloc(nq, sizeof *c->q);
     c->pipe = calloc((size_t)cfg->latency, sizeof *c->pipe);
     if (!c->alloc || !c->q || !c->pipe) {
         xbar_core_free(c);
@@ -144,7 +125,8 @@ void xbar_core_free(xbar_core *c)
 {
     if (!c) return;
     if (c->q) {
-        for (size_t k = 0; k < queue_slots(&c->cfg); k++) free(c->q[k].buf);
+        size_t nq = c->cfg.queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
+        for (size_t k = 0; k < nq; k++) free(c->q[k].buf);
     }
     free(c->q);
     free(c->pipe);
@@ -159,64 +141,33 @@ static void core_fatal(const xbar_core *c, const char *what, int i, int j)
     abort();
 }
 
-static inline xq_run *xq_head(xq *q) { return &q->buf[q->head]; }
-static inline xq_run *xq_tail(xq *q) { return &q->buf[(q->head + q->runs - 1) & (q->cap - 1)]; }
+static inline xq_entry *xq_head(xq *q) { return &q->buf[q->head]; }
 
-/* Removes the head flit; returns its data word. The head run's next flit
- * takes its place (its tag steps with the presentation count). */
-static inline uint64_t xq_pop(xq *q)
+static inline void xq_pop(xq *q)
 {
-    xq_run *h = xq_head(q);
-    const uint64_t data = h->data;
-    q->flits--;
-    if (--h->count) {
-        h->data = data + 1;
-        h->aux += (h->aux & 1) << 1;
-    } else {
-        q->head = (q->head + 1) & (q->cap - 1);
-        q->runs--;
-    }
-    return data;
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->count--;
 }
 
-static __attribute__((noinline)) void xq_grow(xq *q)
+static void xq_grow(xq *q)
 {
     uint32_t cap = q->cap ? q->cap * 2 : 4;
-    xq_run *b = malloc((size_t)cap * sizeof *b);
+    xq_entry *b = malloc((size_t)cap * sizeof *b);
     if (!b) abort();
-    for (uint32_t k = 0; k < q->runs; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
+    for (uint32_t k = 0; k < q->count; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
     free(q->buf);
     q->buf = b;
     q->head = 0;
     q->cap = cap;
 }
 
-/* Appends one flit as a new run. */
-static inline void xq_push_run(xq *q, uint64_t data, uint64_t aux)
-{
-    if (q->runs == q->cap) xq_grow(q);
-    xq_run *r = &q->buf[(q->head + q->runs) & (q->cap - 1)];
-    r->data = data;
-    r->aux = aux;
-    r->count = 1;
-    q->runs++;
-    q->flits++;
-}
-
-/* Appends one VOQ flit: onto the tail run if it continues it (next data word,
- * next tag of the same kind), else as a new run. */
 static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
 {
-    if (q->runs) {
-        xq_run *t = xq_tail(q);
-        const uint64_t next_aux = t->aux + ((t->aux & 1) ? 2ULL * t->count : 0);
-        if (t->data + t->count == data && next_aux == aux) {
-            t->count++;
-            q->flits++;
-            return;
-        }
-    }
-    xq_push_run(q, data, aux);
+    if (q->count == q->cap) xq_grow(q);
+    xq_entry *e = &q->buf[(q->head + q->count) & (q->cap - 1)];
+    e->data = data;
+    e->aux = aux;
+    q->count++;
 }
 
 /* Step 3 for one (input, output) copy: into the pipeline slot of cycle t+L. */
@@ -225,18 +176,6 @@ static inline void drive(xpipe *slot, int i, int j, uint64_t data)
     slot->valid |= 1ULL << j;
     slot->data[j] = data;
     slot->src[j] = (uint8_t)i;
-}
-
-static inline void voq_emptied(xbar_core *c, int i, int j)
-{
-    c->req_in[i] &= ~(1ULL << j);
-    c->req_out[j] &= ~(1ULL << i);
-}
-
-static inline void voq_filled(xbar_core *c, int i, int j)
-{
-    c->req_in[i] |= 1ULL << j;
-    c->req_out[j] |= 1ULL << i;
 }
 
 /* Multicast fan-out read (rules, "Multicast fan-out read"): outputs left
@@ -253,7 +192,7 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         if (voq) {
             for (uint64_t m = cand; m; m &= m - 1) {
                 int i = __builtin_ctzll(m);
-                if (xq_head(voq_at(c, i, j))->aux == popseq[i]) ok |= 1ULL << i;
+                if (xq_head(&c->q[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
             }
         } else {
             ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
@@ -263,176 +202,77 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         c->fan_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
         c->last_fanout++;
         if (voq) {
-            xq *q = voq_at(c, i, j);
-            drive(slot, i, j, xq_pop(q));
+            xq *q = &c->q[i * n + j];
+            drive(slot, i, j, xq_head(q)->data);
+            xq_pop(q);
             c->occ[i]--;
             c->backlog--;
             c->cr_extra[i] |= 1ULL << j;
             c->cr_extra_any = 1;
-            if (!q->runs) voq_emptied(c, i, j);
+            if (!q->count) {
+                c->req_in[i] &= ~(1ULL << j);
+                c->req_out[j] &= ~(1ULL << i);
+            }
         } else {
-            xq_run *e = xq_head(&c->q[i]);
+            xq_entry *e = xq_head(&c->q[i]);
             drive(slot, i, j, e->data);
             e->aux &= ~(1ULL << j);
-            voq_emptied(c, i, j);
+            c->req_in[i] &= ~(1ULL << j);
+            c->req_out[j] &= ~(1ULL << i);
         }
     }
 }
 
-/* Step 4 for VOQs: one presented flit written into every destination's VOQ
- * (visible from t+1). A multicast flit's copies share a tag, the input's
- * count of multicast presentations; unicast flits need none. */
+/* Step 4 for VOQs, the general case (multicast or a shared buffer): one
+ * presented flit written into every destination's VOQ (visible from t+1);
+ * `s` tags the copies of this presentation. */
 static inline void voq_write(xbar_core *c, int i, uint64_t dm, uint64_t data)
 {
-    if (!dm || (dm & ~c->all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
-    const int mc = (dm & (dm - 1)) != 0;
-    const uint64_t tag = mc ? c->seq[i]++ << 1 | 1 : 0;
-    const uint32_t copies = mc ? (uint32_t)__builtin_popcountll(dm) : 1;
-    if (c->cfg.shared && c->cfg.depth && c->occ[i] + copies > (uint32_t)c->cfg.depth)
+    const int n = c->n;
+    const uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
+    const uint32_t copies = (s & 1) ? (uint32_t)__builtin_popcountll(dm) : 1;
+    if (c->cfg.depth && c->cfg.shared && c->occ[i] + copies > (uint32_t)c->cfg.depth)
         core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
     for (uint64_t d = dm; d; d &= d - 1) {
         int j = __builtin_ctzll(d);
-        xq *q = voq_at(c, i, j);
-        if (q->flits >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
-        if (!q->runs) voq_filled(c, i, j);
-        xq_push(q, data, tag);
+        xq *q = &c->q[i * n + j];
+        if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
+        if (!q->count) {
+            c->req_in[i] |= 1ULL << j;
+            c->req_out[j] |= 1ULL << i;
+        }
+        xq_push(q, data, s);
     }
     c->occ[i] += copies;
     c->backlog += copies;
 }
 
-/* Step 3 for VOQs: every matched (i, j) pops the head of VOQ[i][j]. Fills
- * out->match_in/match_out and *matched_out; returns the inputs whose popped
- * flit is a multicast copy (tags in popseq). */
-static uint64_t voq_transfer(xbar_core *c, xpipe *slot, const int8_t *in_match, xbar_out *out,
-                             uint64_t *matched_out, uint64_t *popseq)
+void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
 {
     const int n = c->n;
-    uint64_t mc_in = 0, min = 0, mout = 0;
-    for (int i = 0; i < n; i++) {
-        const int j = in_match[i];
-        if (j < 0) continue;
-        min |= 1ULL << i;
-        mout |= 1ULL << j;
-        xq *q = voq_at(c, i, j);
-        const uint64_t aux = xq_head(q)->aux;
-        if (aux & 1) { /* a multicast copy: others of it may join below */
-            popseq[i] = aux;
-            mc_in |= 1ULL << i;
-        }
-        slot->data[j] = xq_pop(q);
-        slot->src[j] = (uint8_t)i;
-        c->occ[i]--;
-        c->cr_q[i] = (uint8_t)j;
-        out->match_out[i] = (uint8_t)j;
-        if (!q->runs) voq_emptied(c, i, j);
-    }
-    out->match_in = min;
-    *matched_out = mout;
-    return mc_in;
-}
+    const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
+    const uint64_t in_valid = in->valid & c->all;
+    xpipe *slot = &c->pipe[c->pipe_idx];
+    c->pipe_idx = c->pipe_idx + 1 == c->cfg.latency ? 0 : c->pipe_idx + 1;
 
-/* Step 4 for VOQs: the writes of the flits presented in this cycle (visible
- * from t+1). A unicast flit into a private VOQ (the common case) usually just
- * extends the tail run. */
-static void voq_write_all(xbar_core *c, const xbar_in *in, uint64_t in_valid)
-{
-    const int n = c->n;
-    const uint32_t limit = c->voq_limit;
-    const int fast_ok = !c->cfg.shared;
-    for (uint64_t m = in_valid; m; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        const uint64_t dm = in->in[i].dest_mask, data = in->in[i].data;
-        const int j = __builtin_ctzll(dm | 1ULL << 63);
-        if (!fast_ok || dm != 1ULL << j || j >= n) {
-            voq_write(c, i, dm, data);
-            continue;
+    /* This cycle's writes go to rings chosen at random among N*N: start
+     * fetching their tail slots now, they are written after the allocation.
+     * (The ring descriptors, 24 B each, stay in L2.) wq[i]: the ring of a
+     * valid unicast flit into a private VOQ (the fast write), else NULL. */
+    xq *wq[XBAR_MAX_PORTS];
+    uint64_t fast_in = 0;
+    if (voq && !c->cfg.shared)
+        for (uint64_t m = in_valid; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            uint64_t dm = in->in[i].dest_mask;
+            if (!dm || (dm & (dm - 1)) || (dm & ~c->all)) continue;
+            xq *q = &c->q[i * n + __builtin_ctzll(dm)];
+            wq[i] = q;
+            fast_in |= 1ULL << i;
+            if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
         }
-        xq *q = voq_at(c, i, j);
-        if (q->flits >= limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
-        c->occ[i]++;
-        c->backlog++;
-        if (q->runs) {
-            xq_run *t = xq_tail(q);
-            if (t->data + t->count == data && t->aux == 0) { /* the next flit of the tail run */
-                t->count++;
-                q->flits++;
-                continue;
-            }
-        } else {
-            voq_filled(c, i, j);
-        }
-        xq_push_run(q, data, 0);
-    }
-}
 
-/* Step 3 for FIFOs: the head flit is read for the matched output; it leaves
- * (one credit) once its last destination is served (after fan-out reads). */
-static uint64_t fifo_transfer(xbar_core *c, xpipe *slot, const int8_t *in_match, xbar_out *out,
-                              uint64_t *matched_out)
-{
-    uint64_t mc_in = 0, min = 0, mout = 0;
-    for (int i = 0; i < c->n; i++) {
-        const int j = in_match[i];
-        if (j < 0) continue;
-        min |= 1ULL << i;
-        mout |= 1ULL << j;
-        out->match_out[i] = (uint8_t)j;
-        xq_run *e = xq_head(&c->q[i]);
-        drive(slot, i, j, e->data);
-        e->aux &= ~(1ULL << j);
-        voq_emptied(c, i, j);
-        if (e->aux) mc_in |= 1ULL << i;
-    }
-    out->match_in = min;
-    *matched_out = mout;
-    return mc_in;
-}
-
-static void fifo_pop_served(xbar_core *c, uint64_t matched_in)
-{
-    for (uint64_t m = matched_in; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
-        xq *q = &c->q[i];
-        if (xq_head(q)->aux) continue;
-        xq_pop(q);
-        c->occ[i]--;
-        c->backlog--;
-        c->cr |= 1ULL << i;
-        c->cr_q[i] = 0;
-        if (q->runs) {
-            uint64_t dm = xq_head(q)->aux;
-            c->req_in[i] = dm;
-            for (; dm; dm &= dm - 1) c->req_out[__builtin_ctzll(dm)] |= 1ULL << i;
-        }
-    }
-}
-
-/* Step 4 for FIFOs: one entry per presented flit, its mask to serve. */
-static void fifo_write(xbar_core *c, const xbar_in *in, uint64_t in_valid)
-{
-    for (uint64_t m = in_valid; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
-        const xbar_flit *f = &in->in[i];
-        uint64_t dm = f->dest_mask & c->all;
-        if (!dm || dm != f->dest_mask) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
-        xq *q = &c->q[i];
-        if (c->cfg.depth && q->flits >= (uint32_t)c->cfg.depth)
-            core_fatal(c, "input FIFO overflow (upstream ignored credits)", i, 0);
-        if (!q->runs) {
-            c->req_in[i] = dm;
-            for (uint64_t d = dm; d; d &= d - 1) c->req_out[__builtin_ctzll(d)] |= 1ULL << i;
-        }
-        xq_push_run(q, f->data, dm);
-        c->occ[i]++;
-        c->backlog++;
-    }
-}
-
-/* Outputs of cycle t: flits matched in t-L, credits of slots freed in t-1. */
-static void drive_outputs(xbar_core *c, xpipe *slot, xbar_out *out)
-{
-    const int n = c->n;
+    /* Outputs of this cycle: flits matched in t-L, credits of slots freed in t-1. */
     /* Whole arrays: at load most entries are valid, and copying beats a bit walk. */
     out->valid = slot->valid;
     if (slot->valid) {
@@ -448,33 +288,128 @@ static void drive_outputs(xbar_core *c, xpipe *slot, xbar_out *out)
     }
     c->cr = 0;
     slot->valid = 0;
-}
-
-void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
-{
-    const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
-    const uint64_t in_valid = in->valid & c->all;
-    xpipe *slot = &c->pipe[c->pipe_idx];
-    c->pipe_idx = c->pipe_idx + 1 == c->cfg.latency ? 0 : c->pipe_idx + 1;
-    drive_outputs(c, slot, out);
 
     /* Steps 1-2: requests are the queue state at the start of the cycle. */
     int8_t in_match[XBAR_MAX_PORTS], out_match[XBAR_MAX_PORTS];
     c->last_matches = xbar_alloc_run(c->alloc, c->req_in, c->req_out, in_match, out_match);
     c->last_fanout = 0;
-    uint64_t matched_out, popseq[XBAR_MAX_PORTS];
+    uint64_t matched_in = 0, matched_out = 0, mc_in = 0;
+    uint64_t popseq[XBAR_MAX_PORTS];
+    /* The heads about to be read sit in different rings, usually out of
+     * cache: ask for all of them first so the misses overlap. */
+    xq *hq[XBAR_MAX_PORTS]; /* the queue each matched input reads */
+    for (int i = 0; i < n; i++) {
+        int j = in_match[i];
+        if (j < 0) continue;
+        matched_in |= 1ULL << i;
+        matched_out |= 1ULL << j;
+        xq *q = &c->q[voq ? i * n + j : i];
+        hq[i] = q;
+        __builtin_prefetch(&q->buf[q->head], 1);
+    }
+    out->match_in = matched_in;
     if (voq) {
-        uint64_t mc_in = voq_transfer(c, slot, in_match, out, &matched_out, popseq);
+        /* Step 3: transfer the head flit of every matched VOQ. */
+        uint32_t popped = 0;
+        for (uint64_t m = matched_in; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            int j = in_match[i];
+            out->match_out[i] = (uint8_t)j;
+            xq *q = hq[i];
+            const xq_entry *e = xq_head(q);
+            if (e->aux & 1) { /* a multicast copy: others of it may join below */
+                popseq[i] = e->aux;
+                mc_in |= 1ULL << i;
+            }
+            slot->data[j] = e->data;
+            slot->src[j] = (uint8_t)i;
+            xq_pop(q);
+            c->occ[i]--;
+            popped++;
+            c->cr_q[i] = (uint8_t)j;
+            if (!q->count) {
+                c->req_in[i] &= ~(1ULL << j);
+                c->req_out[j] &= ~(1ULL << i);
+            }
+        }
         slot->valid |= matched_out;
-        c->cr |= out->match_in;
-        c->backlog -= (uint64_t)c->last_matches;
+        c->cr |= matched_in;
+        c->backlog -= popped;
         if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
-        voq_write_all(c, in, in_valid);
-    } else {
-        uint64_t mc_in = fifo_transfer(c, slot, in_match, out, &matched_out);
-        if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
-        fifo_pop_served(c, out->match_in);
-        fifo_write(c, in, in_valid);
+        /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
+        for (uint64_t m = in_valid; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            const xbar_flit *f = &in->in[i];
+            if (fast_in >> i & 1) { /* unicast into a private VOQ: the common case */
+                xq *q = wq[i];
+                if (c->voq_limit && q->count >= c->voq_limit)
+                    core_fatal(c, "VOQ overflow (upstream ignored credits)", i, __builtin_ctzll(f->dest_mask));
+                if (!q->count) {
+                    int j = __builtin_ctzll(f->dest_mask);
+                    c->req_in[i] |= 1ULL << j;
+                    c->req_out[j] |= 1ULL << i;
+                }
+                xq_push(q, f->data, c->seq[i]++ << 1);
+                c->occ[i]++;
+            } else {
+                uint64_t dm = f->dest_mask;
+                if (!dm || (dm & ~c->all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
+                voq_write(c, i, dm, f->data);
+            }
+        }
+        c->backlog += (uint64_t)__builtin_popcountll(fast_in);
+        c->t++;
+        return;
+    }
+
+    for (uint64_t m = matched_in; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        int j = in_match[i];
+        out->match_out[i] = (uint8_t)j;
+        /* Step 3: the head flit is read for output j. */
+        xq_entry *e = xq_head(&c->q[i]);
+        drive(slot, i, j, e->data);
+        e->aux &= ~(1ULL << j);
+        c->req_in[i] &= ~(1ULL << j);
+        c->req_out[j] &= ~(1ULL << i);
+        if (e->aux) mc_in |= 1ULL << i;
+    }
+    if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
+
+    /* FIFO: a head leaves (one credit) when its last destination is served. */
+    for (uint64_t m = matched_in; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        xq *q = &c->q[i];
+        if (xq_head(q)->aux) continue;
+        xq_pop(q);
+        c->occ[i]--;
+        c->backlog--;
+        c->cr |= 1ULL << i;
+        c->cr_q[i] = 0;
+        if (q->count) {
+            uint64_t dm = xq_head(q)->aux;
+            c->req_in[i] = dm;
+            for (; dm; dm &= dm - 1) c->req_out[__builtin_ctzll(dm)] |= 1ULL << i;
+        }
+    }
+
+    /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
+    for (uint64_t m = in_valid; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        const xbar_flit *f = &in->in[i];
+        uint64_t dm = f->dest_mask & c->all;
+        if (!dm || dm != f->dest_mask) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
+        c->seq[i]++;
+        xq *q = &c->q[i];
+        if (c->cfg.depth && q->count >= (uint32_t)c->cfg.depth)
+            core_fatal(c, "input FIFO overflow (upstream ignored credits)", i, 0);
+        if (!q->count) {
+            c->req_in[i] = dm;
+            for (uint64_t d = dm; d; d &= d - 1) c->req_out[__builtin_ctzll(d)] |= 1ULL << i;
+        }
+        xq_push(q, f->data, dm);
+        c->occ[i]++;
+        c->backlog++;
     }
     c->t++;
 }
@@ -499,6 +434,6 @@ uint64_t xbar_core_in_flight(const xbar_core *c)
 
 uint32_t xbar_core_queue_len(const xbar_core *c, int in, int queue)
 {
-    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->q[(unsigned)in << 6 | (unsigned)queue].flits;
-    return queue == 0 ? c->q[in].flits : 0;
+    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->q[in * c->n + queue].count;
+    return queue == 0 ? c->q[in].count : 0;
 }
