@@ -123,8 +123,16 @@ void nvswitch_free(nvswitch *s)
     free(s);
 }
 
-static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at, uint32_t flits)
+/* A message's flits to present: into cur[i] if the input has none, else
+ * queued behind it (arrival order). */
+static void stage_push(nvswitch *s, nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at, uint32_t flits)
 {
+    const nvs_stage m = { word, mask, at, flits };
+    if (!(s->stage_mask >> p->idx & 1)) {
+        s->cur[p->idx] = m;
+        s->stage_mask |= 1ULL << p->idx;
+        return;
+    }
     if (p->st_len == p->st_cap) {
         uint32_t cap = p->st_cap ? 2 * p->st_cap : 64;
         nvs_stage *ns = malloc(cap * sizeof *ns);
@@ -135,11 +143,20 @@ static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at
         p->st_head = 0;
         p->st_cap = cap;
     }
-    nvs_stage *e = &p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)];
-    e->word = word;
-    e->dest_mask = mask;
-    e->arrive_ps = at;
-    e->left = flits;
+    p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)] = m;
+}
+
+/* Input i presented the last flit of cur[i]: the next queued message takes its place. */
+static void stage_next(nvswitch *s, int i)
+{
+    nvs_port *p = &s->port[i];
+    if (!p->st_len) {
+        s->stage_mask &= ~(1ULL << i);
+        return;
+    }
+    s->cur[i] = p->stage[p->st_head];
+    p->st_head = (p->st_head + 1) & (p->st_cap - 1);
+    p->st_len--;
 }
 
 /* Slots of each credit pool `flits` flits of packet k occupy. */
@@ -168,13 +185,12 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     if (m->count) {
         const uint64_t dm = k->dest_mask;
         const uint64_t copies = (dm & (dm - 1)) ? (uint64_t)__builtin_popcountll(dm) : 1;
-        stage_push(p, tflit_word(k, m->first), dm, now, m->count);
+        stage_push(s, p, tflit_word(k, m->first), dm, now, m->count);
         hold_slots(s, p, k, m->count);
         /* accounted per message: the flits are presented one per cycle */
         s->copies_inside += copies * m->count;
         s->slots_held += (s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies) * m->count;
     }
-    s->stage_mask |= 1ULL << p->idx;
     tmsg_release(s->mp, m);
     if (!s->h.active) sim_clock_wake(&s->h);
 }
@@ -312,17 +328,14 @@ static void present(nvswitch *s, sim_time_ps now)
     uint64_t valid = 0;
     for (uint64_t m = s->stage_mask; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
-        nvs_port *p = &s->port[i];
-        nvs_stage *e = &p->stage[p->st_head];
+        nvs_stage *e = &s->cur[i];
         if (e->arrive_ps >= now) continue;
         valid |= 1ULL << i;
         s->in.in[i].data = e->word;
         s->in.in[i].dest_mask = e->dest_mask;
-        if (tr && p->tv_in_label) trace_ingress_label(s, p, e->word);
+        if (tr && s->port[i].tv_in_label) trace_ingress_label(s, &s->port[i], e->word);
         e->word++; /* the next flit of the message */
-        if (--e->left) continue;
-        p->st_head = (p->st_head + 1) & (p->st_cap - 1);
-        if (--p->st_len == 0) s->stage_mask &= ~(1ULL << i);
+        if (!--e->left) stage_next(s, i);
     }
     s->in.valid = valid;
 }
@@ -359,6 +372,7 @@ uint64_t nvswitch_copies_inside(const nvswitch *s)
     for (int k = 0; s->reasm && k < s->n * s->n; k++) c += s->reasm[k]; /* SAF: waiting in egress reassembly */
     for (int i = 0; i < s->n; i++) {
         const nvs_port *p = &s->port[i];
+        if (s->stage_mask >> i & 1) c += (uint64_t)s->cur[i].left * (uint64_t)__builtin_popcountll(s->cur[i].dest_mask);
         for (uint32_t q = 0; q < p->st_len; q++) {
             const nvs_stage *e = &p->stage[(p->st_head + q) & (p->st_cap - 1)];
             c += (uint64_t)e->left * (uint64_t)__builtin_popcountll(e->dest_mask);

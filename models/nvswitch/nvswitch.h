@@ -52,7 +52,7 @@ typedef struct nvs_pool {
 
 typedef struct nvs_port {
     /* what a cycle touches, first and together */
-    nvs_stage *stage;                    /* arrived messages with flits not yet presented to the core */
+    nvs_stage *stage;                    /* arrived messages queued behind nvswitch.cur[idx] */
     uint32_t st_head, st_len, st_cap;
     int idx;
     sim_link *in, *out;
@@ -77,12 +77,17 @@ typedef struct nvswitch {
     xbar_core *tl;                       /* the C core when one runs (tl, both) */
     sim_clock_handler h;
     uint64_t core_cycles;                /* cycles stepped (catch-up keeps it = clock cycle) */
-    uint64_t stage_mask;                 /* ports with staged flits */
+    uint64_t stage_mask;                 /* ports with staged flits (cur[i] holds a message) */
     uint64_t copies_inside;              /* copies arrived (staged or presented) and not yet driven */
     uint64_t slots_held;                 /* buffer slots arrived for (staged or written) and not yet freed */
     uint16_t *reasm;                     /* SAF: flits of the current packet seen per (input, output) */
     xbar_in in;
     xbar_out out;
+    /* Per input the message being presented (valid iff its stage_mask bit is
+     * set), side by side: the per-cycle presentation reads 2 KB, not one
+     * port record and one staging ring line per input; the ring behind it
+     * is touched once per message. */
+    nvs_stage cur[XBAR_MAX_PORTS];
     nvs_port port[XBAR_MAX_PORTS];
     sim_trace *tr;
     sim_trace_var tv_matches, tv_copies_out;
