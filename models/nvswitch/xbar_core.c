@@ -3,53 +3,24 @@
  * Requests are kept as two incrementally maintained bitmask matrices (by
  * input and by output), so one cycle costs O(N) word operations plus one
  * allocator call, and nothing is allocated per flit (queues grow by doubling
- * and then stay).
- *
- * A VOQ is one cache line (xvoq): its head run (the flit the next read takes)
- * and its tail run (the run the next write extends) are inline, and a ring
- * holds only the runs between them. A run is consecutive flits whose data
- * words count up by one and whose tags count up by two (one presentation per
- * cycle at that input): a packet presented flit by flit is one run. So a
- * flit's write and its read each touch the VOQ's one line, and the ring once
- * per run. This is only a representation: any sequence of words and tags is
- * queued exactly; a flit that does not continue the tail run starts a new one. */
+ * and then stay). */
 #include "models/nvswitch/xbar_core.h"
 
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A FIFO entry: the flit and the destinations it still has to serve. */
+/* 16 bytes, so the head and tail lines of the N*N rings stay cache-friendly. */
 typedef struct xq_entry {
     uint64_t data;
-    uint64_t aux;
+    uint64_t aux; /* FIFO: destinations still to serve. VOQ: presentation count << 1 | multicast
+                   * (copies of one presented flit share the count). */
 } xq_entry;
 
 typedef struct xq {
     xq_entry *buf;
     uint32_t head, count, cap; /* cap is 0 or a power of two */
 } xq;
-
-/* `len` flits: data words data, data+1, ... and tags aux, aux+2, ...
- * (VOQ tag: presentation count << 1 | multicast; the copies of one presented
- * flit share it). */
-typedef struct xrun {
-    uint64_t data, aux;
-    uint32_t len;
-} xrun;
-
-typedef struct xvoq {
-    _Alignas(64) uint64_t h_data;        /* the head flit (one line: _Alignas on this member only) */
-    uint64_t h_aux;
-    uint64_t t_data, t_aux;              /* the first flit of the tail run */
-    uint32_t h_len;                      /* flits left in the head run */
-    uint32_t t_len;                      /* flits in the tail run; 0: the head run is the last */
-    uint32_t count;                      /* flits queued */
-    uint32_t r_head, r_len, r_cap;       /* ring of the runs between head and tail; r_cap 0 or 2^k */
-    xrun *ring;
-} xvoq;
-_Static_assert(sizeof(xvoq) == 64, "a VOQ is one cache line");
 
 typedef struct xpipe {
     uint64_t valid;
@@ -62,8 +33,7 @@ struct xbar_core {
     int n;
     uint64_t all;
     xbar_alloc *alloc;
-    xq *q;                          /* FIFO: q[i] */
-    xvoq *v;                        /* VOQ: v[i*n+j] */
+    xq *q;                          /* VOQ: q[i*n+j]; FIFO: q[i] */
     uint64_t req_in[XBAR_MAX_PORTS];  /* bit j: input i requests output j */
     uint64_t req_out[XBAR_MAX_PORTS]; /* bit i: the same, transposed */
     uint32_t occ[XBAR_MAX_PORTS];     /* flit copies held per input */
@@ -141,15 +111,10 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     c->voq_limit = cfg->queue == XBAR_QUEUE_VOQ && !cfg->shared ? (uint32_t)cfg->depth : 0;
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
-    if (cfg->queue == XBAR_QUEUE_VOQ) {
-        const size_t bytes = (size_t)c->n * c->n * sizeof *c->v;
-        c->v = aligned_alloc(_Alignof(xvoq), bytes);
-        if (c->v) memset(c->v, 0, bytes);
-    } else {
-        c->q = calloc((size_t)c->n, sizeof *c->q);
-    }
+    size_t nq = cfg->queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
+    c->q = calloc(nq, sizeof *c->q);
     c->pipe = calloc((size_t)cfg->latency, sizeof *c->pipe);
-    if (!c->alloc || !(c->q || c->v) || !c->pipe) {
+    if (!c->alloc || !c->q || !c->pipe) {
         xbar_core_free(c);
         return NULL;
     }
@@ -159,10 +124,11 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
 void xbar_core_free(xbar_core *c)
 {
     if (!c) return;
-    for (int k = 0; c->q && k < c->n; k++) free(c->q[k].buf);
-    for (int k = 0; c->v && k < c->n * c->n; k++) free(c->v[k].ring);
+    if (c->q) {
+        size_t nq = c->cfg.queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
+        for (size_t k = 0; k < nq; k++) free(c->q[k].buf);
+    }
     free(c->q);
-    free(c->v);
     free(c->pipe);
     xbar_alloc_free(c->alloc);
     free(c);
@@ -204,72 +170,6 @@ static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
     q->count++;
 }
 
-static inline bool run_continues(uint64_t data0, uint64_t aux0, uint32_t len, uint64_t data, uint64_t aux)
-{
-    return data == data0 + len && aux == aux0 + 2 * (uint64_t)len;
-}
-
-static __attribute__((noinline)) void xv_ring_grow(xvoq *q)
-{
-    uint32_t cap = q->r_cap ? q->r_cap * 2 : 4;
-    xrun *b = malloc((size_t)cap * sizeof *b);
-    if (!b) abort();
-    for (uint32_t k = 0; k < q->r_len; k++) b[k] = q->ring[(q->r_head + k) & (q->r_cap - 1)];
-    free(q->ring);
-    q->ring = b;
-    q->r_head = 0;
-    q->r_cap = cap;
-}
-
-static inline void xv_push(xvoq *q, uint64_t data, uint64_t aux)
-{
-    if (!q->count) {
-        q->h_data = data, q->h_aux = aux, q->h_len = 1;
-    } else if (!q->t_len && run_continues(q->h_data, q->h_aux, q->h_len, data, aux)) {
-        q->h_len++;
-    } else if (q->t_len && run_continues(q->t_data, q->t_aux, q->t_len, data, aux)) {
-        q->t_len++;
-    } else {
-        if (q->t_len) { /* the tail run is complete: it goes between head and tail */
-            if (q->r_len == q->r_cap) xv_ring_grow(q);
-            q->ring[(q->r_head + q->r_len++) & (q->r_cap - 1)] = (xrun){ q->t_data, q->t_aux, q->t_len };
-        }
-        q->t_data = data, q->t_aux = aux, q->t_len = 1;
-    }
-    q->count++;
-}
-
-/* Removes the head flit (h_data, h_aux); true when that used up the head run
- * and another follows, which xv_next_run then loads. */
-static inline bool xv_take(xvoq *q)
-{
-    q->count--;
-    if (--q->h_len) {
-        q->h_data++;
-        q->h_aux += 2;
-        return false;
-    }
-    return q->count != 0;
-}
-
-static inline void xv_next_run(xvoq *q)
-{
-    if (q->r_len) {
-        const xrun *r = &q->ring[q->r_head];
-        q->h_data = r->data, q->h_aux = r->aux, q->h_len = r->len;
-        q->r_head = (q->r_head + 1) & (q->r_cap - 1);
-        q->r_len--;
-    } else {
-        q->h_data = q->t_data, q->h_aux = q->t_aux, q->h_len = q->t_len;
-        q->t_len = 0;
-    }
-}
-
-static inline void xv_pop(xvoq *q)
-{
-    if (xv_take(q)) xv_next_run(q);
-}
-
 /* Step 3 for one (input, output) copy: into the pipeline slot of cycle t+L. */
 static inline void drive(xpipe *slot, int i, int j, uint64_t data)
 {
@@ -292,7 +192,7 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         if (voq) {
             for (uint64_t m = cand; m; m &= m - 1) {
                 int i = __builtin_ctzll(m);
-                if (c->v[i * n + j].h_aux == popseq[i]) ok |= 1ULL << i;
+                if (xq_head(&c->q[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
             }
         } else {
             ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
@@ -302,9 +202,9 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         c->fan_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
         c->last_fanout++;
         if (voq) {
-            xvoq *q = &c->v[i * n + j];
-            drive(slot, i, j, q->h_data);
-            xv_pop(q);
+            xq *q = &c->q[i * n + j];
+            drive(slot, i, j, xq_head(q)->data);
+            xq_pop(q);
             c->occ[i]--;
             c->backlog--;
             c->cr_extra[i] |= 1ULL << j;
@@ -335,39 +235,16 @@ static inline void voq_write(xbar_core *c, int i, uint64_t dm, uint64_t data)
         core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
     for (uint64_t d = dm; d; d &= d - 1) {
         int j = __builtin_ctzll(d);
-        xvoq *q = &c->v[i * n + j];
+        xq *q = &c->q[i * n + j];
         if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
         if (!q->count) {
             c->req_in[i] |= 1ULL << j;
             c->req_out[j] |= 1ULL << i;
         }
-        xv_push(q, data, s);
+        xq_push(q, data, s);
     }
     c->occ[i] += copies;
     c->backlog += copies;
-}
-
-/* A write that closes the tail run also touches a ring slot: once the VOQ
- * lines are in, ask for those slots, so their misses overlap. Usually none (a
- * packet is one run); every write with random single-flit traffic. */
-static void prefetch_write_runs(const xbar_core *c, const xbar_in *in, uint64_t fast_in, xvoq *const *wq)
-{
-    for (uint64_t m = fast_in; m; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        const xvoq *q = wq[i];
-        if (q->t_len && q->r_cap && !run_continues(q->t_data, q->t_aux, q->t_len, in->in[i].data, c->seq[i] << 1))
-            __builtin_prefetch(&q->ring[(q->r_head + q->r_len) & (q->r_cap - 1)], 1);
-    }
-}
-
-/* A read that ends the head run loads the next from the ring: the same. */
-static void prefetch_read_runs(const xbar_core *c, uint64_t matched_in, const int8_t *in_match)
-{
-    for (uint64_t m = matched_in; m; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        const xvoq *q = &c->v[i * c->n + in_match[i]];
-        if (q->h_len == 1 && q->r_len) __builtin_prefetch(&q->ring[q->r_head], 0);
-    }
 }
 
 void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
@@ -378,21 +255,21 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     xpipe *slot = &c->pipe[c->pipe_idx];
     c->pipe_idx = c->pipe_idx + 1 == c->cfg.latency ? 0 : c->pipe_idx + 1;
 
-    /* This cycle's writes go to VOQs chosen at random among N*N: start
-     * fetching their lines now, they are written after the allocation.
-     * wq[i]: the VOQ of a valid unicast flit into a private VOQ (the fast
-     * write); set only for the inputs in fast_in. */
-    xvoq *wq[XBAR_MAX_PORTS];
+    /* This cycle's writes go to rings chosen at random among N*N: start
+     * fetching their tail slots now, they are written after the allocation.
+     * (The ring descriptors, 24 B each, stay in L2.) wq[i]: the ring of a
+     * valid unicast flit into a private VOQ (the fast write), else NULL. */
+    xq *wq[XBAR_MAX_PORTS];
     uint64_t fast_in = 0;
     if (voq && !c->cfg.shared)
         for (uint64_t m = in_valid; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             uint64_t dm = in->in[i].dest_mask;
             if (!dm || (dm & (dm - 1)) || (dm & ~c->all)) continue;
-            xvoq *q = &c->v[i * n + __builtin_ctzll(dm)];
+            xq *q = &c->q[i * n + __builtin_ctzll(dm)];
             wq[i] = q;
             fast_in |= 1ULL << i;
-            __builtin_prefetch(q, 1);
+            if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
         }
 
     /* Outputs of this cycle: flits matched in t-L, credits of slots freed in t-1. */
@@ -418,33 +295,35 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     c->last_fanout = 0;
     uint64_t matched_in = 0, matched_out = 0, mc_in = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
-    /* The VOQs about to be read are lines usually out of cache: ask for
-     * all of them first so the misses overlap. */
+    /* The heads about to be read sit in different rings, usually out of
+     * cache: ask for all of them first so the misses overlap. */
+    xq *hq[XBAR_MAX_PORTS]; /* the queue each matched input reads */
     for (int i = 0; i < n; i++) {
         int j = in_match[i];
         if (j < 0) continue;
         matched_in |= 1ULL << i;
         matched_out |= 1ULL << j;
-        if (voq) __builtin_prefetch(&c->v[i * n + j], 1);
+        xq *q = &c->q[voq ? i * n + j : i];
+        hq[i] = q;
+        __builtin_prefetch(&q->buf[q->head], 1);
     }
     out->match_in = matched_in;
     if (voq) {
-        if (fast_in) prefetch_write_runs(c, in, fast_in, wq);
-        prefetch_read_runs(c, matched_in, in_match);
         /* Step 3: transfer the head flit of every matched VOQ. */
         uint32_t popped = 0;
         for (uint64_t m = matched_in; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             int j = in_match[i];
             out->match_out[i] = (uint8_t)j;
-            xvoq *q = &c->v[i * n + j];
-            if (q->h_aux & 1) { /* a multicast copy: others of it may join below */
-                popseq[i] = q->h_aux;
+            xq *q = hq[i];
+            const xq_entry *e = xq_head(q);
+            if (e->aux & 1) { /* a multicast copy: others of it may join below */
+                popseq[i] = e->aux;
                 mc_in |= 1ULL << i;
             }
-            slot->data[j] = q->h_data;
+            slot->data[j] = e->data;
             slot->src[j] = (uint8_t)i;
-            xv_pop(q);
+            xq_pop(q);
             c->occ[i]--;
             popped++;
             c->cr_q[i] = (uint8_t)j;
@@ -462,7 +341,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
             int i = __builtin_ctzll(m);
             const xbar_flit *f = &in->in[i];
             if (fast_in >> i & 1) { /* unicast into a private VOQ: the common case */
-                xvoq *q = wq[i];
+                xq *q = wq[i];
                 if (c->voq_limit && q->count >= c->voq_limit)
                     core_fatal(c, "VOQ overflow (upstream ignored credits)", i, __builtin_ctzll(f->dest_mask));
                 if (!q->count) {
@@ -470,7 +349,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
                     c->req_in[i] |= 1ULL << j;
                     c->req_out[j] |= 1ULL << i;
                 }
-                xv_push(q, f->data, c->seq[i]++ << 1);
+                xq_push(q, f->data, c->seq[i]++ << 1);
                 c->occ[i]++;
             } else {
                 uint64_t dm = f->dest_mask;
@@ -555,6 +434,6 @@ uint64_t xbar_core_in_flight(const xbar_core *c)
 
 uint32_t xbar_core_queue_len(const xbar_core *c, int in, int queue)
 {
-    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->v[in * c->n + queue].count;
+    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->q[in * c->n + queue].count;
     return queue == 0 ? c->q[in].count : 0;
 }
