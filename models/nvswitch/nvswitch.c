@@ -67,10 +67,8 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             s->impl = s->ls;
         }
     }
-    if (cfg->saf) {
-        s->reasm = calloc((size_t)s->n * s->n, sizeof *s->reasm);
-        if (!s->reasm) sim_fatal("out of memory");
-    }
+    s->pair = calloc((size_t)s->n * s->n, sizeof *s->pair);
+    if (!s->pair) sim_fatal("out of memory");
     for (int i = 0; i < s->n; i++) {
         s->port[i].sw = s;
         s->port[i].idx = i;
@@ -119,7 +117,7 @@ void nvswitch_free(nvswitch *s)
     if (s->ls) xbar_lockstep_free(s->ls); /* frees both cores */
     else if (s->ops && s->ops->free) s->ops->free(s->impl);
     for (int i = 0; i < s->n; i++) free(s->port[i].stage);
-    free(s->reasm);
+    free(s->pair);
     free(s);
 }
 
@@ -162,13 +160,14 @@ static void stage_next(nvswitch *s, int i)
 /* Slots of each credit pool `flits` flits of packet k occupy. */
 static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
 {
+    nvs_pair *pool = &s->pair[p->idx * s->n];
     switch (s->credit_mode) {
     case TEP_CREDIT_NONE: break;
     case TEP_CREDIT_PER_DEST:
-        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->pool[__builtin_ctzll(d)].held += flits;
+        for (uint64_t d = k->dest_mask; d; d &= d - 1) pool[__builtin_ctzll(d)].held += flits;
         break;
-    case TEP_CREDIT_PER_FLIT: p->pool[0].held += flits; break;
-    case TEP_CREDIT_PER_COPY: p->pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
+    case TEP_CREDIT_PER_FLIT: pool[0].held += flits; break;
+    case TEP_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
     }
 }
 
@@ -199,7 +198,7 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 static inline void free_slots(nvswitch *s, int i, unsigned type, uint32_t n)
 {
     nvs_port *p = &s->port[i];
-    nvs_pool *pl = &p->pool[type];
+    nvs_pair *pl = &s->pair[i * s->n + (int)type];
     if (pl->held < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, pl->held);
     pl->held -= n;
     pl->pend += n;
@@ -262,7 +261,7 @@ static void egress(nvswitch *s, const xbar_out *o)
             sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), flit_bytes);
             continue;
         }
-        uint16_t *c = &s->reasm[i * s->n + j];
+        uint16_t *c = &s->pair[i * s->n + j].reasm;
         if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
         const unsigned nflits = tflit_nflits(word);
         if (++*c == nflits) {
@@ -303,7 +302,7 @@ static void trace_cycle(nvswitch *s)
         v = (uint8_t)((o->credit >> i & 1) || o->credit_extra[i]);
         if (v != p->last_credit) { sim_trace_u64(s->tr, p->tv_credit, v); p->last_credit = v; }
         uint32_t h = 0;
-        for (int t = 0; t < s->n; t++) h += p->pool[t].held;
+        for (int t = 0; t < s->n; t++) h += s->pair[i * s->n + t].held;
         if (h != p->last_held) { sim_trace_u64(s->tr, p->tv_backlog, h); p->last_held = h; }
     }
 }
@@ -369,7 +368,7 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
 uint64_t nvswitch_copies_inside(const nvswitch *s)
 {
     uint64_t c = s->copies_inside; /* staged, queued or in the pipeline */
-    for (int k = 0; s->reasm && k < s->n * s->n; k++) c += s->reasm[k]; /* SAF: waiting in egress reassembly */
+    for (int k = 0; k < s->n * s->n; k++) c += s->pair[k].reasm; /* SAF: waiting in egress reassembly */
     for (int i = 0; i < s->n; i++) {
         const nvs_port *p = &s->port[i];
         if (s->stage_mask >> i & 1) c += (uint64_t)s->cur[i].left * (uint64_t)__builtin_popcountll(s->cur[i].dest_mask);

@@ -43,12 +43,16 @@ typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; uint
 
 struct nvswitch;
 
-/* One credit pool's slot accounting at a switch input (side by side: one
- * cache line per freed slot). */
-typedef struct nvs_pool {
-    uint32_t held;                       /* buffer slots occupied */
+/* Per (input i, index t): the slot accounting of credit pool t of input i
+ * and, store-and-forward, the reassembly counter of the flits from input i at
+ * output t. With VOQ pools t is the output, and a flit matched in cycle c
+ * frees its slot (credit) and, at L = 1, leaves (egress) in the same later
+ * cycle: one line, one miss, for both. */
+typedef struct nvs_pair {
+    _Alignas(16) uint32_t held;          /* buffer slots occupied */
     uint32_t pend;                       /* freed slots not yet returned (credit_batch) */
-} nvs_pool;
+    uint16_t reasm;                      /* SAF: flits of the current packet seen */
+} nvs_pair;
 
 typedef struct nvs_port {
     /* what a cycle touches, first and together */
@@ -57,7 +61,6 @@ typedef struct nvs_port {
     int idx;
     sim_link *in, *out;
     struct nvswitch *sw;
-    nvs_pool pool[XBAR_MAX_PORTS];       /* per credit pool of the input link */
     /* tracing (0 when off) */
     sim_trace_var tv_in_valid, tv_out_valid, tv_grant, tv_grant_out, tv_credit, tv_in_label, tv_out_label, tv_backlog;
     uint8_t last_in_valid, last_out_valid, last_grant, last_grant_out, last_credit;
@@ -80,7 +83,7 @@ typedef struct nvswitch {
     uint64_t stage_mask;                 /* ports with staged flits (cur[i] holds a message) */
     uint64_t copies_inside;              /* copies arrived (staged or presented) and not yet driven */
     uint64_t slots_held;                 /* buffer slots arrived for (staged or written) and not yet freed */
-    uint16_t *reasm;                     /* SAF: flits of the current packet seen per (input, output) */
+    nvs_pair *pair;                      /* pair[i * n + t] */
     xbar_in in;
     xbar_out out;
     /* Per input the message being presented (valid iff its stage_mask bit is
