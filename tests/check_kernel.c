@@ -837,6 +837,66 @@ START_TEST(test_process_created_while_running)
 }
 END_TEST
 
+/* The event's name survives its kernel-owned record being made (a second
+ * static process, a dynamic waiter) and given back (the waiter leaves): the
+ * name and the record share the event's last word. */
+START_TEST(test_event_name_kept_through_its_record)
+{
+    lproc p, q;
+    sim_event_init(&ev_a, k, "a");
+    sim_event_init(&ev_b, k, "b");
+    ck_assert_str_eq(sim_event_name(&ev_a), "a");
+    lproc_init(&p, "p", false, NULL, NULL);
+    lproc_init(&q, "q", true, dyn_next_trigger_event, NULL);   /* waits once on b */
+    sim_sensitive(&p.p, &ev_a);
+    sim_sensitive(&q.p, &ev_a);                                /* a second static process: a record */
+    ck_assert_str_eq(sim_event_name(&ev_a), "a");
+    sim_run(k, SIM_TIME_MAX);                                  /* q now waits on b: b has a record */
+    ck_assert_str_eq(sim_event_name(&ev_b), "b");
+    sim_event_notify_delta(&ev_b);
+    sim_run(k, SIM_TIME_MAX);                                  /* the waiter left: b's record goes back */
+    ck_assert_str_eq(sim_event_name(&ev_b), "b");
+    ck_assert_str_eq(log_str(), "q@0 q@0");                    /* initialisation, then b */
+}
+END_TEST
+
+/* Notifications reach the event's own kernel whichever kernel is running:
+ * before any sim_run, from a process of another kernel, and after a process
+ * ran a second kernel to completion inside its activation. */
+static sim_kernel *k2;
+static sim_event ev_k2, ev_k2_timed;
+
+static void notify_other_kernel(lproc *lp)
+{
+    (void)lp;
+    sim_event_notify_delta(&ev_k2);
+    sim_event_notify_at(&ev_k2_timed, SIM_NS(3));
+    sim_run(k2, SIM_TIME_MAX);                 /* nested: k2 runs, then k is the running kernel again */
+    sim_event_notify_at(&ev_a, SIM_NS(2));
+}
+
+START_TEST(test_notify_reaches_the_events_kernel)
+{
+    lproc p, watch_a;
+    k2 = sim_kernel_new();
+    sim_event_init(&ev_k2, k2, "k2");
+    sim_event_init(&ev_k2_timed, k2, "k2_timed");
+    sim_event_init(&ev_a, k, "a");
+    lproc_init(&p, "p", true, notify_other_kernel, NULL);
+    lproc_init(&watch_a, "watch_a", false, NULL, NULL);
+    sim_sensitive(&watch_a.p, &ev_a);
+    sim_event_notify_at(&ev_a, SIM_NS(9));     /* before sim_run: superseded by the 2 ns one */
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(ev_k2.triggers, 1);
+    ck_assert_uint_eq(ev_k2_timed.triggers, 1);
+    ck_assert_uint_eq(sim_now(k2), SIM_NS(3));
+    ck_assert_uint_eq(ev_a.triggers, 1);
+    ck_assert_uint_eq(sim_now(k), SIM_NS(2));
+    ck_assert_str_eq(log_str(), "p@0 watch_a@2000");
+    sim_kernel_free(k2);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- randomised
  * Random notify / notify_delta / notify_at / cancel / immediate notify on 48
  * events with random priorities, checked against a reference model of the
@@ -1017,6 +1077,8 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_renotify_same_time_goes_behind);
     tcase_add_test(tc, test_stale_entry_never_fires_a_later_notification);
     tcase_add_test(tc, test_cancelled_entries_do_not_advance_time);
+    tcase_add_test(tc, test_event_name_kept_through_its_record);
+    tcase_add_test(tc, test_notify_reaches_the_events_kernel);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("order");
