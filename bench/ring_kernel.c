@@ -14,7 +14,7 @@
  * bytes: the T tokens of one delta cycle are N/T nodes apart, so such a
  * stride maps them all onto a few L1 sets, which then thrash (measured: 2.4x
  * the misses and half the speed at 128 bytes). SystemC's nodes are separate
- * heap objects and do not line up like that. This node is 120 bytes. */
+ * heap objects and do not line up like that. This node is 104 bytes. */
 typedef struct node {   /* the fields each hop touches first, together */
     sim_event ev;
     struct node *next;

@@ -102,7 +102,7 @@ struct sim_kernel {
 static _Thread_local sim_kernel *running_kernel;
 
 /* Models embed these: a new field is a cache line for every model (kernel.h). */
-_Static_assert(sizeof(void *) != 8 || (sizeof(sim_event) == 56 && sizeof(sim_process) == 48),
+_Static_assert(sizeof(void *) != 8 || (sizeof(sim_event) == 48 && sizeof(sim_process) == 40),
                "sim_event / sim_process grew: keep rarely used fields in the kernel-owned records");
 
 _Noreturn void sim_fatal(const char *fmt, ...)
@@ -459,7 +459,6 @@ static void trigger_general(sim_kernel *k, sim_event *e)
 static inline void trigger(sim_kernel *k, sim_event *e)
 {
     e->pending = SIM_NOTIFY_NONE;
-    e->triggers++;
     if (__builtin_expect(e->simple, 1)) {
         sim_process *p = e->sens1;
         if (!p->state) run_append(k, p);
@@ -474,7 +473,6 @@ static inline void trigger(sim_kernel *k, sim_event *e)
 static inline void trigger_batch(sim_kernel *k, sim_event *e, sim_process ***tailp)
 {
     e->pending = SIM_NOTIFY_NONE;
-    e->triggers++;
     if (__builtin_expect(e->simple, 1)) {
         sim_process *p = e->sens1;
         if (!p->state) {
@@ -716,7 +714,6 @@ static void evaluate(sim_kernel *k)
             sim_process *next = p->run_next;
             p->state = 0;                     /* was exactly QUEUED: a queued process never waits dynamically */
             k->running = p;
-            p->activations++;
             ran++;
             p->fn(p->ctx);
             p = next;

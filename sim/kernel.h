@@ -51,12 +51,14 @@ typedef struct sim_sens_node {
 
 /* Events and processes are embedded in models, so their size is the models'
  * cache footprint: only what the common paths touch lives in them, hot
- * fields first (an event is 56 bytes, a process 48); the rest is
- * kernel-owned (freed with the kernel). */
+ * fields first (an event is 48 bytes, a process 40); the rest is
+ * kernel-owned (freed with the kernel). There are no per-object counters:
+ * a model that wants one counts in its own process; the kernel counts
+ * activations and delta cycles globally (sim_event_count, sim_delta_count). */
 struct sim_event_more;
 struct sim_process_cold;
 
-struct sim_event {            /* a trigger reads the first 40 bytes, a timed notification 48 */
+struct sim_event {            /* a trigger reads the first 32 bytes, a timed notification 40 */
     uint8_t pending;          /* enum sim_notify_kind */
     int8_t priority;          /* same-time order: lower first (default 0) */
     uint8_t simple;           /* kernel: exactly one static process and no dynamic waiters (the fast trigger) */
@@ -65,7 +67,6 @@ struct sim_event {            /* a trigger reads the first 40 bytes, a timed not
     sim_event *delta_next;    /* the kernel's delta list, while pending == DELTA */
     sim_process *sens1;       /* first statically sensitive process (the common case: one) */
     sim_kernel *k;
-    uint64_t triggers;        /* how many times it fired (tests, statistics) */
     sim_time_ps when_ps;      /* valid when pending == TIMED */
     union {                   /* kernel; the name: sim_event_name() */
         const char *name;     /* while !has_more */
@@ -76,11 +77,10 @@ struct sim_event {            /* a trigger reads the first 40 bytes, a timed not
 /* sim_process.state bits. A queued process never waits on a dynamic trigger. */
 enum { SIM_PROC_QUEUED = 1, SIM_PROC_DYNAMIC = 2 };
 
-struct sim_process {          /* running and waking a process touch the first 40 bytes */
+struct sim_process {          /* running and waking a process touch the first 32 bytes */
     sim_method_fn fn;
     void *ctx;
     sim_process *run_next;    /* the kernel's runnable list, while queued */
-    uint64_t activations;     /* how many times it ran */
     uint8_t state;            /* 0 = idle (static sensitivity applies), else SIM_PROC_* bits */
     uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
     struct sim_process_cold *cold; /* kernel: its kernel, name, dynamic-trigger bookkeeping */
