@@ -324,11 +324,14 @@ END_TEST
 
 /* Random uni- and multicast traffic from credit-respecting upstreams into
  * every configuration: every copy arrives exactly once, in order per
- * (source, destination), and every credit comes back. */
+ * (source, destination), and every credit comes back. Packets of pkt_len
+ * flits to one destination set, with consecutive data words, exercise the
+ * core's run-length queues (runs extended, split by other packets, drained
+ * while still being written). */
 typedef struct pairq { uint32_t *seq; uint32_t head, tail; } pairq;
 
 static void stress(int n, xbar_queue_kind qk, xbar_alloc_kind ak, int iters, int depth, int shared, int L,
-                   int fan, double load, double mcast_p, uint64_t seed)
+                   int fan, double load, double mcast_p, int pkt_len, uint64_t seed)
 {
     xbar_core_cfg cfg;
     xbar_core_cfg_default(&cfg, n);
@@ -350,6 +353,8 @@ static void stress(int n, xbar_queue_kind qk, xbar_alloc_kind ak, int iters, int
     pairq *pq = calloc((size_t)n * n, sizeof *pq);
     for (int k = 0; k < n * n; k++) pq[k].seq = malloc(sizeof(uint32_t) * cycles);
     uint32_t next_seq[64] = { 0 };
+    uint64_t pkt_dm[64] = { 0 };
+    int pkt_left[64] = { 0 };
     sim_rng r;
     sim_rng_seed(&r, seed);
     xbar_in in;
@@ -361,13 +366,16 @@ static void stress(int n, xbar_queue_kind qk, xbar_alloc_kind ak, int iters, int
         in.valid = 0;
         for (int i = 0; t < cycles && i < n; i++) {
             if (!sim_rng_bernoulli(&r, load)) continue;
-            uint64_t dm;
-            if (sim_rng_bernoulli(&r, mcast_p)) {
-                dm = sim_rng_u64(&r) & xbar_mask_all(n);
-                if (!dm) dm = 1;
-            } else {
-                dm = 1ULL << sim_rng_below(&r, (uint64_t)n);
+            if (!pkt_left[i]) {
+                if (sim_rng_bernoulli(&r, mcast_p)) {
+                    pkt_dm[i] = sim_rng_u64(&r) & xbar_mask_all(n);
+                    if (!pkt_dm[i]) pkt_dm[i] = 1;
+                } else {
+                    pkt_dm[i] = 1ULL << sim_rng_below(&r, (uint64_t)n);
+                }
+                pkt_left[i] = pkt_len;
             }
+            const uint64_t dm = pkt_dm[i];
             int k = __builtin_popcountll(dm), ok = 1;
             if (depth) {
                 if (!voq) ok = credits[i][0] >= 1;
@@ -382,6 +390,7 @@ static void stress(int n, xbar_queue_kind qk, xbar_alloc_kind ak, int iters, int
                 else
                     for (uint64_t d = dm; d; d &= d - 1) credits[i][__builtin_ctzll(d)]--;
             }
+            pkt_left[i]--;
             uint32_t s = next_seq[i]++;
             in.valid |= 1ULL << i;
             in.in[i].data = ((uint64_t)i << 32) | s;
@@ -433,10 +442,11 @@ START_TEST(conservation_all_configs)
     for (int qk = 0; qk <= 1; qk++)
         for (int ak = 0; ak <= 3; ak++)
             for (int fan = 0; fan <= 1; fan++) {
-                stress(7, (xbar_queue_kind)qk, (xbar_alloc_kind)ak, 2, 4, 0, 1 + run % 3, fan, 0.7, 0.3, 100 + run);
-                stress(16, (xbar_queue_kind)qk, (xbar_alloc_kind)ak, 1, 0, 0, 2, fan, 0.6, 0.05, 200 + run);
+                stress(7, (xbar_queue_kind)qk, (xbar_alloc_kind)ak, 2, 4, 0, 1 + run % 3, fan, 0.7, 0.3, 1, 100 + run);
+                stress(16, (xbar_queue_kind)qk, (xbar_alloc_kind)ak, 1, 0, 0, 2, fan, 0.6, 0.05, 1, 200 + run);
+                stress(9, (xbar_queue_kind)qk, (xbar_alloc_kind)ak, 1, 6, 0, 1 + run % 2, fan, 0.9, 0.2, 5 + run % 13, 400 + run);
                 if (qk == XBAR_QUEUE_VOQ)
-                    stress(5, XBAR_QUEUE_VOQ, (xbar_alloc_kind)ak, 3, 12, 1, 1, fan, 0.8, 0.4, 300 + run);
+                    stress(5, XBAR_QUEUE_VOQ, (xbar_alloc_kind)ak, 3, 12, 1, 1, fan, 0.8, 0.4, 1 + run % 4, 300 + run);
                 run++;
             }
 }

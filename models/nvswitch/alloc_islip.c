@@ -41,6 +41,15 @@ static int ptr_of(uint64_t mask, int n)
     return m ? __builtin_ctzll(m) : 0;
 }
 
+/* RRM only: in iteration 1, g[j] moves past every input it granted. */
+static void rrm_move_grant_ptrs(islip *s, const uint64_t *grants, uint64_t granted_in)
+{
+    for (uint64_t ins = granted_in; ins; ins &= ins - 1) {
+        int i = __builtin_ctzll(ins);
+        for (uint64_t outs = grants[i]; outs; outs &= outs - 1) s->g[__builtin_ctzll(outs)] = past(i);
+    }
+}
+
 static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t *req_out,
                           int8_t *in_match, int8_t *out_match)
 {
@@ -48,24 +57,24 @@ static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t 
     const int n = a->n;
     (void)req_in;
     uint64_t free_in = xbar_mask_all(n), free_out = free_in;
-    uint64_t grants[64];
+    uint64_t grants[64]; /* per input: the outputs granting it */
     int matched = 0;
     memset(in_match, -1, (size_t)n);
     memset(out_match, -1, (size_t)n);
 
     for (int it = 0; it < a->iters; it++) {
         uint64_t granted_in = 0; /* inputs holding at least one grant */
+        memset(grants, 0, (size_t)n * sizeof grants[0]);
         for (uint64_t outs = free_out; outs; outs &= outs - 1) {
             int j = __builtin_ctzll(outs);
             uint64_t r = req_out[j] & free_in;
             if (!r) continue;
             int i = first_at(r, s->g[j]);
-            uint64_t bit = 1ULL << i;
-            grants[i] = (granted_in & bit ? grants[i] : 0) | 1ULL << j;
-            granted_in |= bit;
-            if (s->rrm && it == 0) s->g[j] = past(i);
+            grants[i] |= 1ULL << j;
+            granted_in |= 1ULL << i;
         }
         if (!granted_in) break;
+        if (s->rrm && it == 0) rrm_move_grant_ptrs(s, grants, granted_in);
         /* every input holding a grant accepts exactly one */
         free_in &= ~granted_in;
         for (uint64_t ins = granted_in; ins; ins &= ins - 1) {

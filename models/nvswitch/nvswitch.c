@@ -67,10 +67,8 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             s->impl = s->ls;
         }
     }
-    if (cfg->saf) {
-        s->reasm = calloc((size_t)s->n * s->n, sizeof *s->reasm);
-        if (!s->reasm) sim_fatal("out of memory");
-    }
+    s->pair = calloc((size_t)s->n * s->n, sizeof *s->pair);
+    if (!s->pair) sim_fatal("out of memory");
     for (int i = 0; i < s->n; i++) {
         s->port[i].sw = s;
         s->port[i].idx = i;
@@ -119,12 +117,20 @@ void nvswitch_free(nvswitch *s)
     if (s->ls) xbar_lockstep_free(s->ls); /* frees both cores */
     else if (s->ops && s->ops->free) s->ops->free(s->impl);
     for (int i = 0; i < s->n; i++) free(s->port[i].stage);
-    free(s->reasm);
+    free(s->pair);
     free(s);
 }
 
-static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at, uint32_t flits)
+/* A message's flits to present: into cur[i] if the input has none, else
+ * queued behind it (arrival order). */
+static void stage_push(nvswitch *s, nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at, uint32_t flits)
 {
+    const nvs_stage m = { word, mask, at, flits };
+    if (!(s->stage_mask >> p->idx & 1)) {
+        s->cur[p->idx] = m;
+        s->stage_mask |= 1ULL << p->idx;
+        return;
+    }
     if (p->st_len == p->st_cap) {
         uint32_t cap = p->st_cap ? 2 * p->st_cap : 64;
         nvs_stage *ns = malloc(cap * sizeof *ns);
@@ -135,23 +141,33 @@ static void stage_push(nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at
         p->st_head = 0;
         p->st_cap = cap;
     }
-    nvs_stage *e = &p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)];
-    e->word = word;
-    e->dest_mask = mask;
-    e->arrive_ps = at;
-    e->left = flits;
+    p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)] = m;
+}
+
+/* Input i presented the last flit of cur[i]: the next queued message takes its place. */
+static void stage_next(nvswitch *s, int i)
+{
+    nvs_port *p = &s->port[i];
+    if (!p->st_len) {
+        s->stage_mask &= ~(1ULL << i);
+        return;
+    }
+    s->cur[i] = p->stage[p->st_head];
+    p->st_head = (p->st_head + 1) & (p->st_cap - 1);
+    p->st_len--;
 }
 
 /* Slots of each credit pool `flits` flits of packet k occupy. */
 static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
 {
+    nvs_pair *pool = &s->pair[p->idx * s->n];
     switch (s->credit_mode) {
     case TEP_CREDIT_NONE: break;
     case TEP_CREDIT_PER_DEST:
-        for (uint64_t d = k->dest_mask; d; d &= d - 1) p->pool[__builtin_ctzll(d)].held += flits;
+        for (uint64_t d = k->dest_mask; d; d &= d - 1) pool[__builtin_ctzll(d)].held += flits;
         break;
-    case TEP_CREDIT_PER_FLIT: p->pool[0].held += flits; break;
-    case TEP_CREDIT_PER_COPY: p->pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
+    case TEP_CREDIT_PER_FLIT: pool[0].held += flits; break;
+    case TEP_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
     }
 }
 
@@ -166,21 +182,23 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     const sim_time_ps now = sim_now(s->k);
     /* One staging entry per message: its flits are presented one per cycle. */
     if (m->count) {
-        stage_push(p, tflit_word(k, m->first), k->dest_mask, now, m->count);
+        const uint64_t dm = k->dest_mask;
+        const uint64_t copies = (dm & (dm - 1)) ? (uint64_t)__builtin_popcountll(dm) : 1;
+        stage_push(s, p, tflit_word(k, m->first), dm, now, m->count);
         hold_slots(s, p, k, m->count);
+        /* accounted per message: the flits are presented one per cycle */
+        s->copies_inside += copies * m->count;
+        s->slots_held += (s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies) * m->count;
     }
-    s->stage_mask |= 1ULL << p->idx;
     tmsg_release(s->mp, m);
     if (!s->h.active) sim_clock_wake(&s->h);
 }
 
-/* A freed slot of pool `type` at input i: back to the upstream, in batches. */
-static inline void free_slot(nvswitch *s, int i, unsigned type, uint32_t n)
+/* n freed slots of pool `type` at input i: back to the upstream, in batches. */
+static inline void free_slots(nvswitch *s, int i, unsigned type, uint32_t n)
 {
     nvs_port *p = &s->port[i];
-    s->slots_held -= n;
-    if (s->credit_mode == TEP_CREDIT_NONE) return;
-    nvs_pool *pl = &p->pool[type];
+    nvs_pair *pl = &s->pair[i * s->n + (int)type];
     if (pl->held < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, pl->held);
     pl->held -= n;
     pl->pend += n;
@@ -191,32 +209,65 @@ static inline void free_slot(nvswitch *s, int i, unsigned type, uint32_t n)
     }
 }
 
-static void egress(nvswitch *s, int j, int i, uint64_t word)
+/* The slots the core freed this cycle (credit, credit_queue, credit_extra). */
+static void return_credits(nvswitch *s, const xbar_out *o)
 {
-    nvs_port *p = &s->port[j];
-    const unsigned f = tflit_index(word), nflits = tflit_nflits(word);
-    if (tflit_src(word) != (unsigned)i)
-        sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
-    p->flits_out++;
-    s->copies_in_core--;
-    if (s->tr && p->tv_out_label) {
-        const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
-        sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, f, k->nflits);
+    const int n = s->n;
+    uint64_t extra_any = 0; /* usually none: one vectorised pass to find out */
+    for (int i = 0; i < n; i++) extra_any |= o->credit_extra[i];
+    uint64_t freed = (uint64_t)__builtin_popcountll(o->credit);
+    for (int i = 0; extra_any && i < n; i++) freed += (uint64_t)__builtin_popcountll(o->credit_extra[i]);
+    s->slots_held -= freed;
+    if (s->credit_mode == TEP_CREDIT_NONE) return;
+    const bool voq_pools = s->credit_mode == TEP_CREDIT_PER_DEST;
+    for (uint64_t m = o->credit; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        free_slots(s, i, voq_pools ? o->credit_queue[i] : 0, 1);
     }
-    if (!s->cfg.saf) {
-        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), (uint32_t)s->cfg.flit_bytes);
-        return;
+    for (int i = 0; extra_any && i < n; i++) {
+        uint64_t x = o->credit_extra[i];
+        if (!x) continue;
+        if (voq_pools)
+            for (; x; x &= x - 1) free_slots(s, i, (unsigned)__builtin_ctzll(x), 1);
+        else
+            free_slots(s, i, 0, (uint32_t)__builtin_popcountll(x));
     }
-    /* Store-and-forward egress: flits of one (input, output) pair arrive in
-     * order, so a counter per pair reassembles the packet; the whole packet
-     * then goes down the output link as one message. */
-    uint16_t *c = &s->reasm[i * s->n + j];
-    if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
-    s->copies_reasm++;
-    if (++*c == nflits) {
-        *c = 0;
-        s->copies_reasm -= nflits;
-        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
+}
+
+static void trace_egress_label(nvswitch *s, nvs_port *p, uint64_t word)
+{
+    const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
+    sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
+}
+
+/* The flits the core drives this cycle go down the output links: wormhole,
+ * one message per flit; store-and-forward, flits of one (input, output) pair
+ * arrive in order, so a counter per pair reassembles the packet and the
+ * whole packet then goes down the output link as one message. */
+static void egress(nvswitch *s, const xbar_out *o)
+{
+    const bool saf = s->cfg.saf, tr = s->tr != NULL;
+    const uint32_t flit_bytes = (uint32_t)s->cfg.flit_bytes;
+    s->copies_inside -= (uint64_t)__builtin_popcountll(o->valid);
+    for (uint64_t m = o->valid; m; m &= m - 1) {
+        const int j = __builtin_ctzll(m), i = o->out_src[j];
+        const uint64_t word = o->out_data[j];
+        nvs_port *p = &s->port[j];
+        const unsigned f = tflit_index(word);
+        if (tflit_src(word) != (unsigned)i)
+            sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
+        if (tr && p->tv_out_label) trace_egress_label(s, p, word);
+        if (!saf) {
+            sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), flit_bytes);
+            continue;
+        }
+        uint16_t *c = &s->pair[i * s->n + j].reasm;
+        if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
+        const unsigned nflits = tflit_nflits(word);
+        if (++*c == nflits) {
+            *c = 0;
+            sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * flit_bytes);
+        }
     }
 }
 
@@ -251,7 +302,7 @@ static void trace_cycle(nvswitch *s)
         v = (uint8_t)((o->credit >> i & 1) || o->credit_extra[i]);
         if (v != p->last_credit) { sim_trace_u64(s->tr, p->tv_credit, v); p->last_credit = v; }
         uint32_t h = 0;
-        for (int t = 0; t < s->n; t++) h += p->pool[t].held;
+        for (int t = 0; t < s->n; t++) h += s->pair[i * s->n + t].held;
         if (h != p->last_held) { sim_trace_u64(s->tr, p->tv_backlog, h); p->last_held = h; }
     }
 }
@@ -262,11 +313,36 @@ static void step_core(nvswitch *s)
     s->core_cycles++;
 }
 
+static void trace_ingress_label(nvswitch *s, nvs_port *p, uint64_t word)
+{
+    const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
+    sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
+}
+
+/* Present at most one flit per input: the oldest that arrived strictly
+ * before this edge (so same-time event order cannot matter). */
+static void present(nvswitch *s, sim_time_ps now)
+{
+    const bool tr = s->tr != NULL;
+    uint64_t valid = 0;
+    for (uint64_t m = s->stage_mask; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        nvs_stage *e = &s->cur[i];
+        if (e->arrive_ps >= now) continue;
+        valid |= 1ULL << i;
+        s->in.in[i].data = e->word;
+        s->in.in[i].dest_mask = e->dest_mask;
+        if (tr && s->port[i].tv_in_label) trace_ingress_label(s, &s->port[i], e->word);
+        e->word++; /* the next flit of the message */
+        if (!--e->left) stage_next(s, i);
+    }
+    s->in.valid = valid;
+}
+
 static bool sw_cycle(void *ctx, uint64_t cycle)
 {
     nvswitch *s = ctx;
     const sim_time_ps now = sim_now(s->k);
-    const int n = s->n;
     /* After an idle stretch, step the empty core through the cycles it slept
      * so its state (e.g. the wavefront diagonal) matches an always-clocked
      * core. Nothing was inside, so nothing comes out. */
@@ -280,64 +356,22 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         sim_fatal("%s: core at cycle %llu ahead of the clock (%llu)", s->cfg.name, (unsigned long long)s->core_cycles,
                   (unsigned long long)cycle);
     }
-    /* Present at most one flit per input: the oldest that arrived strictly
-     * before this edge (so same-time event order cannot matter). */
-    s->in.valid = 0;
-    const bool fifo = s->cfg.core.queue == XBAR_QUEUE_FIFO;
-    for (uint64_t m = s->stage_mask; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
-        nvs_port *p = &s->port[i];
-        nvs_stage *e = &p->stage[p->st_head];
-        if (e->arrive_ps >= now) continue;
-        const uint64_t dm = e->dest_mask;
-        s->in.valid |= 1ULL << i;
-        s->in.in[i].data = e->word;
-        s->in.in[i].dest_mask = dm;
-        uint64_t copies = (dm & (dm - 1)) ? (uint64_t)__builtin_popcountll(dm) : 1;
-        s->copies_in_core += copies;
-        s->slots_held += fifo ? 1 : copies;
-        p->flits_in++;
-        if (s->tr && p->tv_in_label) {
-            const tpkt *k = tpkt_at(s->pp, tflit_pkt(e->word));
-            sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(e->word), k->nflits);
-        }
-        e->word++; /* the next flit of the message */
-        if (--e->left) continue;
-        p->st_head = (p->st_head + 1) & (p->st_cap - 1);
-        if (--p->st_len == 0) s->stage_mask &= ~(1ULL << i);
-    }
+    present(s, now);
     step_core(s);
     const xbar_out *o = &s->out;
-    s->matches += (uint64_t)__builtin_popcountll(o->match_in);
-    for (uint64_t m = o->valid; m; m &= m - 1) {
-        int j = __builtin_ctzll(m);
-        egress(s, j, o->out_src[j], o->out_data[j]);
-    }
-    const bool voq_pools = s->credit_mode == TEP_CREDIT_PER_DEST;
-    for (uint64_t m = o->credit; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
-        free_slot(s, i, voq_pools ? o->credit_queue[i] : 0, 1);
-    }
-    uint64_t extra_any = 0; /* usually none: one vectorised pass to find out */
-    for (int i = 0; i < n; i++) extra_any |= o->credit_extra[i];
-    for (int i = 0; extra_any && i < n; i++) {
-        uint64_t x = o->credit_extra[i];
-        if (!x) continue;
-        if (voq_pools)
-            for (; x; x &= x - 1) free_slot(s, i, (unsigned)__builtin_ctzll(x), 1);
-        else
-            free_slot(s, i, 0, (uint32_t)__builtin_popcountll(x));
-    }
+    egress(s, o);
+    return_credits(s, o);
     if (s->tr) trace_cycle(s);
-    s->cycles_active++;
-    return s->stage_mask || s->copies_in_core || s->slots_held;
+    return s->stage_mask || s->copies_inside || s->slots_held;
 }
 
 uint64_t nvswitch_copies_inside(const nvswitch *s)
 {
-    uint64_t c = s->copies_in_core + s->copies_reasm;
+    uint64_t c = s->copies_inside; /* staged, queued or in the pipeline */
+    for (int k = 0; k < s->n * s->n; k++) c += s->pair[k].reasm; /* SAF: waiting in egress reassembly */
     for (int i = 0; i < s->n; i++) {
         const nvs_port *p = &s->port[i];
+        if (s->stage_mask >> i & 1) c += (uint64_t)s->cur[i].left * (uint64_t)__builtin_popcountll(s->cur[i].dest_mask);
         for (uint32_t q = 0; q < p->st_len; q++) {
             const nvs_stage *e = &p->stage[(p->st_head + q) & (p->st_cap - 1)];
             c += (uint64_t)e->left * (uint64_t)__builtin_popcountll(e->dest_mask);

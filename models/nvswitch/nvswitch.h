@@ -43,22 +43,24 @@ typedef struct nvs_stage { uint64_t word, dest_mask; sim_time_ps arrive_ps; uint
 
 struct nvswitch;
 
-/* One credit pool's slot accounting at a switch input (side by side: one
- * cache line per freed slot). */
-typedef struct nvs_pool {
-    uint32_t held;                       /* buffer slots occupied */
+/* Per (input i, index t): the slot accounting of credit pool t of input i
+ * and, store-and-forward, the reassembly counter of the flits from input i at
+ * output t. With VOQ pools t is the output, and a flit matched in cycle c
+ * frees its slot (credit) and, at L = 1, leaves (egress) in the same later
+ * cycle: one line, one miss, for both. */
+typedef struct nvs_pair {
+    _Alignas(16) uint32_t held;          /* buffer slots occupied */
     uint32_t pend;                       /* freed slots not yet returned (credit_batch) */
-} nvs_pool;
+    uint16_t reasm;                      /* SAF: flits of the current packet seen */
+} nvs_pair;
 
 typedef struct nvs_port {
     /* what a cycle touches, first and together */
-    nvs_stage *stage;                    /* arrived messages with flits not yet presented to the core */
+    nvs_stage *stage;                    /* arrived messages queued behind nvswitch.cur[idx] */
     uint32_t st_head, st_len, st_cap;
     int idx;
-    uint64_t flits_in, flits_out;        /* presented at this input / driven at this output */
     sim_link *in, *out;
     struct nvswitch *sw;
-    nvs_pool pool[XBAR_MAX_PORTS];       /* per credit pool of the input link */
     /* tracing (0 when off) */
     sim_trace_var tv_in_valid, tv_out_valid, tv_grant, tv_grant_out, tv_credit, tv_in_label, tv_out_label, tv_backlog;
     uint8_t last_in_valid, last_out_valid, last_grant, last_grant_out, last_credit;
@@ -78,15 +80,18 @@ typedef struct nvswitch {
     xbar_core *tl;                       /* the C core when one runs (tl, both) */
     sim_clock_handler h;
     uint64_t core_cycles;                /* cycles stepped (catch-up keeps it = clock cycle) */
-    uint64_t stage_mask;                 /* ports with staged flits */
-    uint64_t copies_in_core;             /* copies presented and not yet driven */
-    uint64_t slots_held;                 /* buffer slots written and not yet freed */
-    uint16_t *reasm;                     /* SAF: flits of the current packet seen per (input, output) */
-    uint64_t copies_reasm;               /* SAF: copies waiting in egress reassembly */
+    uint64_t stage_mask;                 /* ports with staged flits (cur[i] holds a message) */
+    uint64_t copies_inside;              /* copies arrived (staged or presented) and not yet driven */
+    uint64_t slots_held;                 /* buffer slots arrived for (staged or written) and not yet freed */
+    nvs_pair *pair;                      /* pair[i * n + t] */
     xbar_in in;
     xbar_out out;
+    /* Per input the message being presented (valid iff its stage_mask bit is
+     * set), side by side: the per-cycle presentation reads 2 KB, not one
+     * port record and one staging ring line per input; the ring behind it
+     * is touched once per message. */
+    nvs_stage cur[XBAR_MAX_PORTS];
     nvs_port port[XBAR_MAX_PORTS];
-    uint64_t matches, cycles_active;
     sim_trace *tr;
     sim_trace_var tv_matches, tv_copies_out;
 } nvswitch;

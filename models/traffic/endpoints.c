@@ -61,7 +61,7 @@ static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
     (void)type;
     (void)credits;
     tep_port *p = ctx;
-    p->due_cycle = 0;
+    p->owner->due_cycle[p->idx] = 0;
 }
 
 void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc)
@@ -297,7 +297,7 @@ static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool b
         }
         if (ready < due) due = ready;
     }
-    p->due_cycle = due;
+    e->due_cycle[p->idx] = due;
 }
 
 static bool tep_cycle(void *ctx, uint64_t cycle)
@@ -307,11 +307,11 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     bool busy = e->injecting;
     uint64_t skipped = 0;
     for (int i = 0; i < e->cfg.ports; i++) {
-        tep_port *p = &e->port[i];
-        if (p->due_cycle > cycle) {
+        if (e->due_cycle[i] > cycle) {
             skipped |= 1ULL << i;
             continue;
         }
+        tep_port *p = &e->port[i];
         int st = tep_port_cycle(e, p, cycle, now);
         busy |= st != TEP_IDLE;
         set_due(e, p, cycle, now, st == TEP_BLOCKED);
@@ -390,7 +390,7 @@ void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool sto
 {
     e->port[src].msg = m;
     e->port[src].msg_tag = tag;
-    e->port[src].due_cycle = 0;
+    e->due_cycle[src] = 0;
     e->stop_when_msg_done = stop_when_done;
     e->msg_dests = __builtin_popcountll(m->dest_mask);
     for (uint64_t d = m->dest_mask; d; d &= d - 1) e->port[__builtin_ctzll(d)].msg_bytes_total = m->bytes;

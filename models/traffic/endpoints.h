@@ -65,7 +65,6 @@ typedef struct tep_port {
     uint32_t next_id;
     sim_rng rng;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
-    uint64_t due_cycle;         /* first cycle the source can act again (skipped before it) */
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
@@ -86,6 +85,9 @@ typedef struct tep {
     tep_cfg cfg;
     tpkt_pool *pp;
     tmsg_pool *mp;
+    /* per port the first cycle its source can act again (skipped before it):
+     * side by side, so the per-cycle scan of N sources reads 512 B */
+    uint64_t due_cycle[TRAFFIC_MAX_PORTS];
     tep_port port[TRAFFIC_MAX_PORTS];
     sim_clock_handler h;
     bool injecting;             /* Bernoulli sources generate while true */
