@@ -266,19 +266,21 @@ static uint32_t mps_credits(const pcie_port *p) { return p->cfg->mps / PCIE_FC_U
  * (returned ones do not queue for the wire behind each other). Otherwise
  * releases are coalesced for at most the recommended UpdateFC latency. `extra_hdr/data`:
  * releases still to come (a receive-buffer lookahead). */
+/* The rule for one credit type, on what the transmitter still has as far as
+ * this receiver knows (`view`) and what the receiver holds back (`backlog`:
+ * released or still to be released, not yet advertised). `least` is one
+ * header or one MPS of data credits. */
+static bool fc_type_urgent(const pcie_fc_rx *f, int64_t view, uint64_t backlog, uint64_t least)
+{
+    if (f->infinite) return false;
+    uint64_t step = f->initial / 8 > least ? f->initial / 8 : least;
+    return view < (int64_t)least || backlog >= step;
+}
 static bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
 {
     const pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
-    uint64_t mc = mps_credits(p);
-    if (!h->infinite) {
-        uint64_t step = h->initial / 8 > 1 ? h->initial / 8 : 1;
-        if (pcie_fc_rx_tx_view(h) == 0 || h->allocated + extra_hdr - h->advertised >= step) return true;
-    }
-    if (!d->infinite) {
-        uint64_t step = d->initial / 8 > mc ? d->initial / 8 : mc;
-        if (pcie_fc_rx_tx_view(d) < mc || d->allocated + extra_data - d->advertised >= step) return true;
-    }
-    return false;
+    return fc_type_urgent(h, (int64_t)pcie_fc_rx_tx_view(h), h->allocated + extra_hdr - h->advertised, 1) ||
+           fc_type_urgent(d, (int64_t)pcie_fc_rx_tx_view(d), d->allocated + extra_data - d->advertised, mps_credits(p));
 }
 static bool fc_urgent(const pcie_port *p, unsigned cls) { return fc_urgent_with(p, cls, 0, 0); }
 
@@ -312,6 +314,7 @@ static void fill_fc_fields(pcie_port *p, unsigned cls, uint32_t *hf, uint32_t *d
     if (mark_sent) {
         if (!h->infinite) h->advertised = pcie_fc_rx_limit_sent(h);
         if (!d->infinite) d->advertised = pcie_fc_rx_limit_sent(d);
+        if (cls == PCIE_FC_P) p->fc_adv_moved = true;
         p->fc_last_sent[cls] = now_of(p);
         p->fc_deadline[cls] = SIM_TIME_MAX;
         if (p->fc_refresh_due & (1u << cls)) {
@@ -405,12 +408,12 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
     fc_released(p, cls);
 }
 
-void pcie_port_settle(pcie_port *p)
+/* Lets every TLP whose receive-buffer time is <= t leave, each at its own time. */
+static void depart_until(pcie_port *p, sim_time_ps t)
 {
-    if (p->settling) return;
-    p->settling = true;
-    sim_time_ps now = now_of(p);
-    while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= now) {
+    if (p->departing) return;
+    p->departing = true;
+    while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= t) {
         const pcie_rxent *e = &p->rxb[p->rxb_head];   /* stays valid: nothing appends during a delivery */
         p->rxb_head = p->rxb_head + 1 == p->rxb_cap ? 0 : p->rxb_head + 1;
         p->rxb_len--;
@@ -421,8 +424,19 @@ void pcie_port_settle(pcie_port *p)
         rx_deliver(p, &e->tlp);
     }
     p->rx_now = 0;
-    p->settling = false;
+    p->departing = false;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
+}
+
+/* Brings the receive side up to now: deferred arrivals (each after the
+ * departures before it), then the departures that are due. */
+void pcie_port_settle(pcie_port *p)
+{
+    if (p->settling) return;
+    p->settling = true;
+    if (p->defer_arrivals) sim_link_take_arrived(p->rx);
+    depart_until(p, now_of(p));
+    p->settling = false;
 }
 
 /* Schedules the next receive-buffer departure. A departure needs an event at
@@ -434,7 +448,7 @@ void pcie_port_settle(pcie_port *p)
  * advertised and received) only changes in those activations, and the timer
  * is armed to wake no later than the coalesced UpdateFC this release would
  * start. So the outcome is the same as with one event per TLP. */
-static void rx_arm(pcie_port *p)
+static void rx_arm_departure(pcie_port *p)
 {
     if (!p->rxb_len) return;
     const pcie_rxent *e = &p->rxb[p->rxb_head];
@@ -442,6 +456,53 @@ static void rx_arm(pcie_port *p)
     if (lazy) lazy = !fc_urgent_with(p, PCIE_FC_P, p->rxb_pend_hdr, p->rxb_pend_data);
     if (lazy) timer_arm(p, e->done_ps + p->phy->ack_limit_ps);
     else sim_event_notify_at(&p->drain_ev, e->done_ps - now_of(p));
+}
+
+/* Deferred arrivals (sim_link_defer_until). A posted TLP that rx_deferrable
+ * accepted may wait in the link until this port's next activation, which
+ * processes it at its arrival time, when its arrival can start nothing at its
+ * own time: the DLL accepts it in sequence (error-free run); the AckNak timer
+ * is already running, so it starts no timer; its departure from the receive
+ * buffer is lazy and its credit release not urgent (rx_deferrable's bound);
+ * and the port's timer event, which runs at or before the Ack deadline, is an
+ * activation that takes it. Everything else the arrival changes is only read
+ * in this port's activations, which all settle first. Ends every activation. */
+static void rx_defer_horizon(pcie_port *p)
+{
+    if (p->fc_adv_moved) {   /* the bound in rx_deferrable is better now: count the wire afresh */
+        p->fc_adv_moved = false;
+        p->defer_wire_hdr = p->defer_wire_data = 0;
+        sim_link_rejudge(p->rx);
+    }
+    bool ok = p->dl == PCIE_DL_ACTIVE && p->ack_deadline != SIM_TIME_MAX;
+    sim_link_defer_until(p->rx, ok ? p->timer_at : 0);
+}
+
+static void rx_arm(pcie_port *p)
+{
+    rx_arm_departure(p);
+    if (p->defer_arrivals) rx_defer_horizon(p);
+}
+
+/* Called by the link when a packet towards this port is sent, in send order:
+ * may it wait for this port's next activation (see rx_defer_horizon)? Its
+ * credit release must not be urgent even counting every posted TLP still on
+ * the wire ahead of it: the credits the transmitter has left can then only be
+ * more (advertised only grows), what this receiver holds back no more. */
+static bool rx_deferrable(void *ctx, sim_link *l, const void *msg)
+{
+    (void)l;
+    pcie_port *p = ctx;
+    const pcie_pkt *k = msg;
+    if (k->kind != PCIE_PKT_TLP || pcie_tlp_class(&k->tlp) != PCIE_FC_P) return false;
+    p->defer_wire_hdr += 1;
+    p->defer_wire_data += pcie_tlp_data_credits(&k->tlp);
+    if (k->corrupted || k->replayed || !p->app.timely || p->app.timely(p->app.ctx, &k->tlp)) return false;
+    const pcie_fc_rx *h = &p->fcr[PCIE_FC_PH], *d = &p->fcr[PCIE_FC_PD];
+    int64_t hv = (int64_t)h->advertised - (int64_t)(h->received + p->defer_wire_hdr);
+    int64_t dv = (int64_t)d->advertised - (int64_t)(d->received + p->defer_wire_data);
+    return !fc_type_urgent(h, hv, h->allocated + p->rxb_pend_hdr + p->defer_wire_hdr - h->advertised, 1) &&
+           !fc_type_urgent(d, dv, d->allocated + p->rxb_pend_data + p->defer_wire_data - d->advertised, mps_credits(p));
 }
 
 static void drain_run(void *ctx)
@@ -459,7 +520,7 @@ static void rx_accept(pcie_port *p, const pcie_tlp *t)
     ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_data_type(cls)], pcie_tlp_data_credits(t)) && ok;
     if (!ok) sim_fatal("pcie %s: receive buffer overflow: a %s TLP arrived beyond the advertised credits", p->name,
                        cls_name[cls]);
-    sim_time_ps now = now_of(p);
+    sim_time_ps now = pcie_port_rx_now(p);
     if (p->cfg->rx_ps == 0) {
         rx_deliver(p, t);
         return;
@@ -958,16 +1019,19 @@ static void rx_tlp_nfm(pcie_port *p, pcie_pkt *k)
     switch (v) {
     case PCIE_RX_ACCEPT:
         if (p->ack_deadline == SIM_TIME_MAX) {
+            if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP would start the AckNak timer", p->name);
             p->ack_deadline = now_of(p) + p->phy->ack_limit_ps;
             timer_arm(p, p->ack_deadline);
         }
         rx_accept(p, &k->tlp);
         break;
     case PCIE_RX_DUPLICATE:
+        if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP was not accepted", p->name);
         p->ack_now = true;
         kick(p);
         break;
     case PCIE_RX_NAK:
+        if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP was not accepted", p->name);
         p->nak_now = true;
         kick(p);
         break;
@@ -979,11 +1043,16 @@ static void rx_flit(pcie_port *p, pcie_pkt *k);
 
 static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
-    (void)l;
     (void)bytes;
     pcie_port *p = ctx;
     pcie_pkt *k = msg;
-    pcie_port_settle(p);
+    sim_time_ps arrival = sim_link_arrival_ps(l);    /* earlier than now when it was deferred */
+    depart_until(p, arrival);
+    if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && pcie_tlp_class(&k->tlp) == PCIE_FC_P) {
+        p->defer_wire_hdr -= 1;
+        p->defer_wire_data -= pcie_tlp_data_credits(&k->tlp);
+    }
+    p->rx_now = arrival;
     if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK || k->kind == PCIE_PKT_TS) p->disruptive_rcvd++;
     switch (k->kind) {
     case PCIE_PKT_TLP: rx_tlp_nfm(p, k); break;
@@ -1010,8 +1079,9 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         break;
     default: sim_fatal("pcie %s: unknown packet kind %u", p->name, k->kind);
     }
+    p->rx_now = 0;
     pkt_free(p->pool, k);
-    rx_arm(p);
+    if (!p->settling) rx_arm(p);   /* a deferred arrival: the activation taking it arms at its end */
 }
 
 /* ---- Flit Mode (Gen6) -------------------------------------------------------------------------- */
@@ -1060,6 +1130,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
                    !cfg->err[0].nak_every && !cfg->err[1].nak_every && !cfg->err[0].drop_ack_every &&
                    !cfg->err[1].drop_ack_every && cfg->err[0].bad_until_ps <= cfg->err[0].bad_from_ps &&
                    cfg->err[1].bad_until_ps <= cfg->err[1].bad_from_ps;
+    p->defer_arrivals = p->lookahead && p->rx_lazy && cfg->rx_ps > 0;
     p->timer_at = SIM_TIME_MAX;
     p->dl = PCIE_DL_FC_INIT1;
     p->initfc_to_send = 7;
@@ -1079,6 +1150,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
     sim_sensitive(&p->drain_proc, &p->drain_ev);
     sim_dont_initialize(&p->drain_proc);
     sim_link_set_receiver(rx, port_recv, p);
+    if (p->defer_arrivals) sim_link_set_deferrable(rx, rx_deferrable);
 
     if (tr) {
         static const char *fc_names[PCIE_FC_TYPES] = { "credits_ph", "credits_pd", "credits_nph", "credits_npd",

@@ -149,7 +149,11 @@ struct pcie_port {
     size_t rxb_timely;            /* entries that need their own drain event */
     uint64_t rxb_pend_hdr, rxb_pend_data; /* credits the buffered TLPs will release */
     bool rx_lazy;                 /* posted TLPs may leave the buffer at the next observer (exact, see rx_arm) */
-    bool settling;
+    bool settling, departing;
+    /* deferred arrivals (rx_defer_horizon): posted credits of TLPs on the wire towards this port */
+    bool defer_arrivals;
+    uint64_t defer_wire_hdr, defer_wire_data;
+    bool fc_adv_moved;            /* a posted UpdateFC went out since the last rejudge */
     sim_time_ps rx_now;           /* time of the receive-buffer departure being processed (0 = sim_now) */
 
     /* physical layer, transmit */
