@@ -131,7 +131,7 @@ void pcie_pkt_label(const void *msg, char *buf, size_t n)
     const char *bad = p->corrupted ? "!" : "";
     switch (p->kind) {
     case PCIE_PKT_TLP:
-        snprintf(buf, n, "%s%s%s s%u %uB", bad, p->replayed ? "R:" : "", tlp_name[p->tlp.type], p->seq, p->tlp.len);
+        snprintf(buf, n, "%s%s%s s%u %uB", bad, p->replayed ? "R:" : "", tlp_name[p->tlp->type], p->seq, p->tlp->len);
         break;
     case PCIE_PKT_ACK: snprintf(buf, n, "%sAck %u", bad, p->seq); break;
     case PCIE_PKT_NAK: snprintf(buf, n, "%sNak %u", bad, p->seq); break;
@@ -243,12 +243,13 @@ static bool in_bad_window(const pcie_port *p, sim_time_ps t)
 /* Puts a packet on the wire. */
 static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 {
-    k->bytes = k->bytes ? k->bytes : PCIE_DLLP_BYTES;
     if (p->dl == PCIE_DL_ACTIVE && k->kind != PCIE_PKT_SKP && k->kind != PCIE_PKT_TS) {
-        uint32_t eb[1];
-        if (wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
-        if (in_bad_window(p, now)) k->corrupted = 1;      /* a bad link corrupts TLPs and DLLPs alike */
-        if (k->corrupted) p->st_tx->corrupted++;
+        if (p->wire_faults) {
+            uint32_t eb[1];
+            if (wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
+            if (in_bad_window(p, now)) k->corrupted = 1;      /* a bad link corrupts TLPs and DLLPs alike */
+        }
+        if (k->corrupted) p->st_tx->corrupted++;      /* (or a dropped Ack) */
     }
     if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) p->disruptive_sent++;
     sim_link_send(p->tx, k, k->bytes);
@@ -383,7 +384,7 @@ static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t
 /* ---- receive buffer -------------------------------------------------------------------------- */
 static void rx_deliver(pcie_port *p, const pcie_tlp *t)
 {
-    unsigned cls = pcie_tlp_class(t);
+    unsigned cls = t->fc_class;
     /* conservation above the DLL: each class arrives exactly once, in order */
     if (t->serial == p->rx_expect[cls]) p->rx_expect[cls]++;
     else if (t->serial < p->rx_expect[cls]) p->rx_dup++;
@@ -392,7 +393,7 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
         p->rx_expect[cls] = t->serial + 1;
     }
     pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
-    pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], pcie_tlp_data_credits(t));
+    pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], t->data_credits);
     sim_time_ps now = pcie_port_rx_now(p);
     uint32_t pay = pcie_tlp_payload(t);
     pcie_dir_stats *s = p->st_rx;
@@ -419,7 +420,7 @@ static void depart_until(pcie_port *p, sim_time_ps t)
         p->rxb_len--;
         if (e->timely) p->rxb_timely--;
         p->rxb_pend_hdr--;
-        p->rxb_pend_data -= pcie_tlp_data_credits(&e->tlp);
+        p->rxb_pend_data -= e->tlp.data_credits;
         p->rx_now = e->done_ps;
         rx_deliver(p, &e->tlp);
     }
@@ -494,10 +495,10 @@ static bool rx_deferrable(void *ctx, sim_link *l, const void *msg)
     (void)l;
     pcie_port *p = ctx;
     const pcie_pkt *k = msg;
-    if (k->kind != PCIE_PKT_TLP || pcie_tlp_class(&k->tlp) != PCIE_FC_P) return false;
+    if (k->kind != PCIE_PKT_TLP || k->tlp->fc_class != PCIE_FC_P) return false;
     p->defer_wire_hdr += 1;
-    p->defer_wire_data += pcie_tlp_data_credits(&k->tlp);
-    if (k->corrupted || k->replayed || !p->app.timely || p->app.timely(p->app.ctx, &k->tlp)) return false;
+    p->defer_wire_data += k->tlp->data_credits;
+    if (k->corrupted || k->replayed || !p->app.timely || p->app.timely(p->app.ctx, k->tlp)) return false;
     const pcie_fc_rx *h = &p->fcr[PCIE_FC_PH], *d = &p->fcr[PCIE_FC_PD];
     int64_t hv = (int64_t)h->advertised - (int64_t)(h->received + p->defer_wire_hdr);
     int64_t dv = (int64_t)d->advertised - (int64_t)(d->received + p->defer_wire_data);
@@ -515,9 +516,9 @@ static void drain_run(void *ctx)
 /* An accepted TLP enters the receive buffer; it leaves rx_ps after the previous one. */
 static void rx_accept(pcie_port *p, const pcie_tlp *t)
 {
-    unsigned cls = pcie_tlp_class(t);
+    unsigned cls = t->fc_class;
     bool ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_hdr_type(cls)], 1);
-    ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_data_type(cls)], pcie_tlp_data_credits(t)) && ok;
+    ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_data_type(cls)], t->data_credits) && ok;
     if (!ok) sim_fatal("pcie %s: receive buffer overflow: a %s TLP arrived beyond the advertised credits", p->name,
                        cls_name[cls]);
     sim_time_ps now = pcie_port_rx_now(p);
@@ -545,7 +546,7 @@ static void rx_accept(pcie_port *p, const pcie_tlp *t)
     e->timely = !p->app.timely || p->app.timely(p->app.ctx, t);
     if (e->timely) p->rxb_timely++;
     p->rxb_pend_hdr++;
-    p->rxb_pend_data += pcie_tlp_data_credits(t);
+    p->rxb_pend_data += t->data_credits;
     p->rxb_len++;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);      /* the caller (port_recv) arms the departure */
 }
@@ -639,7 +640,7 @@ static void send_tlp(pcie_port *p, const pcie_tlp *t, uint16_t seq, bool replaye
     pcie_pkt *k = pkt_alloc(p->pool);
     k->kind = PCIE_PKT_TLP;
     k->seq = seq;
-    k->tlp = *t;
+    k->tlp = t;
     k->replayed = replayed;
     k->bytes = tlp_wire_bytes(t);
     if (replayed) {
@@ -719,7 +720,7 @@ static int pick_new(pcie_port *p, bool *credit_blocked)
         unsigned c = busy == 1u ? 0u : busy == 2u ? 1u : 2u;
         const pcie_tlp *t = tlpq_head(&p->q[c]);
         bool ok = pcie_fc_tx_gate(&p->fct[pcie_fc_hdr_type(c)], 1) &&
-                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], pcie_tlp_data_credits(t));
+                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], t->data_credits);
         *credit_blocked = !ok;
         return ok ? (int)c : -1;
     }
@@ -739,7 +740,7 @@ static int pick_new(pcie_port *p, bool *credit_blocked)
         unsigned c = (unsigned)order[i];
         const pcie_tlp *t = tlpq_head(&p->q[c]);
         bool ok = pcie_fc_tx_gate(&p->fct[pcie_fc_hdr_type(c)], 1) &&
-                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], pcie_tlp_data_credits(t));
+                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], t->data_credits);
         if (!ok) {
             *credit_blocked = true;
             if (c == PCIE_FC_P) p_blocked = true;
@@ -755,7 +756,7 @@ static void take_new(pcie_port *p, unsigned c, pcie_tlp *out, sim_time_ps now)
 {
     *out = *tlpq_head(&p->q[c]);
     tlpq_pop(&p->q[c]);
-    uint32_t dc = pcie_tlp_data_credits(out);
+    uint32_t dc = out->data_credits;
     pcie_fc_tx_consume(&p->fct[pcie_fc_hdr_type(c)], 1);
     pcie_fc_tx_consume(&p->fct[pcie_fc_data_type(c)], dc);
     loop_record(p, c, 1, dc, now);
@@ -1023,7 +1024,7 @@ static void rx_tlp_nfm(pcie_port *p, pcie_pkt *k)
             p->ack_deadline = now_of(p) + p->phy->ack_limit_ps;
             timer_arm(p, p->ack_deadline);
         }
-        rx_accept(p, &k->tlp);
+        rx_accept(p, k->tlp);
         break;
     case PCIE_RX_DUPLICATE:
         if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP was not accepted", p->name);
@@ -1048,9 +1049,9 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     pcie_pkt *k = msg;
     sim_time_ps arrival = sim_link_arrival_ps(l);    /* earlier than now when it was deferred */
     depart_until(p, arrival);
-    if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && pcie_tlp_class(&k->tlp) == PCIE_FC_P) {
+    if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && k->tlp->fc_class == PCIE_FC_P) {
         p->defer_wire_hdr -= 1;
-        p->defer_wire_data -= pcie_tlp_data_credits(&k->tlp);
+        p->defer_wire_data -= k->tlp->data_credits;
     }
     p->rx_now = arrival;
     if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK || k->kind == PCIE_PKT_TS) p->disruptive_rcvd++;
@@ -1131,6 +1132,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
                    !cfg->err[1].drop_ack_every && cfg->err[0].bad_until_ps <= cfg->err[0].bad_from_ps &&
                    cfg->err[1].bad_until_ps <= cfg->err[1].bad_from_ps;
     p->defer_arrivals = p->lookahead && p->rx_lazy && cfg->rx_ps > 0;
+    p->wire_faults = cfg->err[dir].ber > 0 || cfg->err[dir].bad_until_ps > cfg->err[dir].bad_from_ps;
     p->timer_at = SIM_TIME_MAX;
     p->dl = PCIE_DL_FC_INIT1;
     p->initfc_to_send = 7;
@@ -1182,6 +1184,8 @@ void pcie_port_set_app(pcie_port *p, const pcie_port_app *app) { p->app = *app; 
 void pcie_port_submit(pcie_port *p, pcie_tlp *t)
 {
     unsigned c = pcie_tlp_class(t);
+    t->fc_class = (uint8_t)c;
+    t->data_credits = (uint16_t)pcie_tlp_data_credits(t);
     t->serial = p->tx_serial[c]++;
     tlpq_push(&p->q[c], t, p->age_next++);
     kick(p);

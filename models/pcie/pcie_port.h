@@ -40,7 +40,11 @@ typedef struct pcie_pkt {
     uint32_t hdr_fc, data_fc;     /* UpdateFC / InitFC fields */
     uint32_t bytes;
     sim_time_ps until_ps;         /* TS: end of Recovery */
-    pcie_tlp tlp;
+    /* TLP: its entry in the sender's replay buffer (no copy). The entry stays
+     * until the TLP is acknowledged, which the receiver does only after it
+     * took this or a later copy, and sequence numbers are reused only 2^11
+     * TLPs after that, all sent after this copy on the same FIFO wire. */
+    const pcie_tlp *tlp;
     pcie_flit_dlp dlp;            /* flit */
     pcie_flit *flit;              /* flit: TLP content (pool-owned copy) */
 } pcie_pkt;
@@ -160,6 +164,7 @@ struct pcie_port {
     sim_time_ps skp_next, last_tx_end;
     sim_rng rng;
     int64_t bits_to_error;        /* geometric skip to the next bit error */
+    bool wire_faults;             /* bit errors or a bad-link window in the direction it sends */
     /* Flit Mode assembly */
     pcie_flit *fa;                /* flit being filled */
     uint32_t fa_carry;            /* bytes of a TLP started in an earlier flit still to place */
