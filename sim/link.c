@@ -97,8 +97,8 @@ void sim_link_rejudge(sim_link *l)
     bool changed = false;
     for (size_t i = 0; i < l->q_len; i++) {
         sim_link_msg *m = &l->q[(l->q_head + i) & (l->q_cap - 1)];
-        bool ok = l->deferrable(l->recv_ctx, l, m->msg);
-        if (ok && !m->deferrable) {
+        if (m->deferrable) continue;   /* once accepted, stays accepted */
+        if (l->deferrable(l->recv_ctx, l, m->msg)) {
             m->deferrable = true;
             changed = true;
         }

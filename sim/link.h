@@ -111,10 +111,10 @@ void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label);
  * arrival time (sim_link_arrival_ps), with the same outcome. It saves one
  * kernel time step per message. The receiver:
  *  - names the messages that may wait: `fn` is called once per message when it
- *    is sent, in send order, and again for every message in flight, oldest
- *    first, when the receiver calls sim_link_rejudge (its view improved; a
- *    message once accepted stays accepted), so it may keep count of what is
- *    on its way;
+ *    is sent, in send order (so it may keep count of what is on its way), and
+ *    again for every message in flight not yet accepted, oldest first, when
+ *    the receiver calls sim_link_rejudge (its view improved; a message once
+ *    accepted stays accepted and is not asked again);
  *  - after each of its activations promises, with sim_link_defer_until, that
  *    it will be activated again by its own events no later than until_ps and
  *    that deferring a deferrable message arriving before then changes nothing;

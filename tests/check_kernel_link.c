@@ -538,6 +538,22 @@ START_TEST(test_deferred_rejudge)
 }
 END_TEST
 
+START_TEST(test_deferred_rejudge_asks_only_the_rest)
+{
+    sim_link *l = mk_deferred();
+    sim_link_defer_until(l, SIM_NS(10));
+    sim_link_send(l, (void *)1, 1);   /* deferrable when sent */
+    sim_link_send(l, (void *)2, 1);   /* not yet */
+    sim_schedule_callback(k, 500, 0, cb_rejudge, l, 0);
+    sim_schedule_callback(k, 7000, 0, cb_take, l, 0);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(defer_calls, 3);                    /* the accepted one is not asked again */
+    ck_assert_str_eq(log_str(), "rx@7000 rx@7000");
+    ck_assert_uint_eq(l->msgs_deferred, 2);
+    sim_link_free(l);
+}
+END_TEST
+
 static Suite *link_suite(void)
 {
     Suite *s = suite_create("link");
@@ -564,6 +580,7 @@ static Suite *link_suite(void)
     tcase_add_test(tc, test_deferred_wait_then_in_order);
     tcase_add_test(tc, test_deferred_earlier_promise_arms_event);
     tcase_add_test(tc, test_deferred_rejudge);
+    tcase_add_test(tc, test_deferred_rejudge_asks_only_the_rest);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -257,7 +257,6 @@ static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 }
 
 /* ---- flow control: receive side ---------------------------------------------------------- */
-static uint32_t mps_credits(const pcie_port *p) { return p->cfg->mps / PCIE_FC_UNIT_BYTES; }
 
 /* Is returning credits of class cls urgent? §2.6.1.2 requires an UpdateFC at
  * once when the transmitter (as far as this receiver knows) has no header
@@ -269,19 +268,18 @@ static uint32_t mps_credits(const pcie_port *p) { return p->cfg->mps / PCIE_FC_U
  * releases still to come (a receive-buffer lookahead). */
 /* The rule for one credit type, on what the transmitter still has as far as
  * this receiver knows (`view`) and what the receiver holds back (`backlog`:
- * released or still to be released, not yet advertised). `least` is one
- * header or one MPS of data credits. */
-static bool fc_type_urgent(const pcie_fc_rx *f, int64_t view, uint64_t backlog, uint64_t least)
+ * released or still to be released, not yet advertised); fc_least and
+ * fc_step are set per type at init. */
+static inline bool fc_type_urgent(const pcie_port *p, unsigned type, int64_t view, uint64_t backlog)
 {
-    if (f->infinite) return false;
-    uint64_t step = f->initial / 8 > least ? f->initial / 8 : least;
-    return view < (int64_t)least || backlog >= step;
+    if (p->fcr[type].infinite) return false;
+    return view < p->fc_least[type] || backlog >= p->fc_step[type];
 }
 static bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
 {
     const pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
-    return fc_type_urgent(h, (int64_t)pcie_fc_rx_tx_view(h), h->allocated + extra_hdr - h->advertised, 1) ||
-           fc_type_urgent(d, (int64_t)pcie_fc_rx_tx_view(d), d->allocated + extra_data - d->advertised, mps_credits(p));
+    return fc_type_urgent(p, pcie_fc_hdr_type(cls), (int64_t)pcie_fc_rx_tx_view(h), h->allocated + extra_hdr - h->advertised) ||
+           fc_type_urgent(p, pcie_fc_data_type(cls), (int64_t)pcie_fc_rx_tx_view(d), d->allocated + extra_data - d->advertised);
 }
 static bool fc_urgent(const pcie_port *p, unsigned cls) { return fc_urgent_with(p, cls, 0, 0); }
 
@@ -468,12 +466,16 @@ static void rx_arm_departure(pcie_port *p)
  * and the port's timer event, which runs at or before the Ack deadline, is an
  * activation that takes it. Everything else the arrival changes is only read
  * in this port's activations, which all settle first. Ends every activation. */
+static bool posted_release_calm(const pcie_port *p);
 static void rx_defer_horizon(pcie_port *p)
 {
-    if (p->fc_adv_moved) {   /* the bound in rx_deferrable is better now: count the wire afresh */
+    if (p->fc_adv_moved) {   /* the bound in rx_deferrable is better now */
         p->fc_adv_moved = false;
-        p->defer_wire_hdr = p->defer_wire_data = 0;
-        sim_link_rejudge(p->rx);
+        if (posted_release_calm(p)) {
+            p->rejudging = true;
+            sim_link_rejudge(p->rx);
+            p->rejudging = false;
+        }
     }
     bool ok = p->dl == PCIE_DL_ACTIVE && p->ack_deadline != SIM_TIME_MAX;
     sim_link_defer_until(p->rx, ok ? p->timer_at : 0);
@@ -485,25 +487,36 @@ static void rx_arm(pcie_port *p)
     if (p->defer_arrivals) rx_defer_horizon(p);
 }
 
-/* Called by the link when a packet towards this port is sent, in send order:
- * may it wait for this port's next activation (see rx_defer_horizon)? Its
- * credit release must not be urgent even counting every posted TLP still on
- * the wire ahead of it: the credits the transmitter has left can then only be
- * more (advertised only grows), what this receiver holds back no more. */
+/* Called by the link when a packet towards this port is sent, in send order,
+ * and on a rejudge for each one not yet accepted: may it wait for this port's
+ * next activation (see rx_defer_horizon)? Its credit release must not be
+ * urgent even counting every posted TLP on the wire (when sent: every one
+ * ahead of it and itself; on a rejudge also those behind it, which only
+ * makes the bound stricter): the credits the transmitter has left can then
+ * only be more (advertised only grows), what this receiver holds back no more. */
 static bool rx_deferrable(void *ctx, sim_link *l, const void *msg)
 {
     (void)l;
     pcie_port *p = ctx;
     const pcie_pkt *k = msg;
     if (k->kind != PCIE_PKT_TLP || k->tlp->fc_class != PCIE_FC_P) return false;
-    p->defer_wire_hdr += 1;
-    p->defer_wire_data += k->tlp->data_credits;
+    if (!p->rejudging) {   /* posted credits on the wire towards this port */
+        p->defer_wire_hdr += 1;
+        p->defer_wire_data += k->tlp->data_credits;
+    }
     if (k->corrupted || k->replayed || !p->app.timely || p->app.timely(p->app.ctx, k->tlp)) return false;
+    return posted_release_calm(p);
+}
+
+/* rx_deferrable's bound: releasing the posted credits of every TLP buffered
+ * or on the wire towards this port would not be urgent. */
+static bool posted_release_calm(const pcie_port *p)
+{
     const pcie_fc_rx *h = &p->fcr[PCIE_FC_PH], *d = &p->fcr[PCIE_FC_PD];
     int64_t hv = (int64_t)h->advertised - (int64_t)(h->received + p->defer_wire_hdr);
     int64_t dv = (int64_t)d->advertised - (int64_t)(d->received + p->defer_wire_data);
-    return !fc_type_urgent(h, hv, h->allocated + p->rxb_pend_hdr + p->defer_wire_hdr - h->advertised, 1) &&
-           !fc_type_urgent(d, dv, d->allocated + p->rxb_pend_data + p->defer_wire_data - d->advertised, mps_credits(p));
+    return !fc_type_urgent(p, PCIE_FC_PH, hv, h->allocated + p->rxb_pend_hdr + p->defer_wire_hdr - h->advertised) &&
+           !fc_type_urgent(p, PCIE_FC_PD, dv, d->allocated + p->rxb_pend_data + p->defer_wire_data - d->advertised);
 }
 
 static void drain_run(void *ctx)
@@ -1119,6 +1132,8 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
     for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
         pcie_fc_tx_init(&p->fct[t], pcie_fc_field_bits(t, cfg->fc_scale));
         pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[t], cfg->fc_scale);
+        p->fc_least[t] = pcie_fc_is_data(t) ? cfg->mps / PCIE_FC_UNIT_BYTES : 1;
+        p->fc_step[t] = p->fcr[t].initial / 8 > (uint64_t)p->fc_least[t] ? p->fcr[t].initial / 8 : (uint64_t)p->fc_least[t];
     }
     for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) {
         p->fc_deadline[c] = SIM_TIME_MAX;

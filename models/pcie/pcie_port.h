@@ -109,6 +109,8 @@ struct pcie_port {
     /* flow control */
     pcie_fc_tx fct[PCIE_FC_TYPES];
     pcie_fc_rx fcr[PCIE_FC_TYPES];
+    int64_t fc_least[PCIE_FC_TYPES];  /* fc_type_urgent: the least a transmitter must have (1 header, 1 MPS of data) */
+    uint64_t fc_step[PCIE_FC_TYPES];  /* ... and the backlog that is urgent (an eighth of the buffer, >= least) */
     uint8_t fc_now;               /* classes with an UpdateFC scheduled */
     sim_time_ps fc_deadline[PCIE_FC_CLASSES];
     sim_time_ps fc_last_sent[PCIE_FC_CLASSES];
@@ -158,6 +160,7 @@ struct pcie_port {
     bool defer_arrivals;
     uint64_t defer_wire_hdr, defer_wire_data;
     bool fc_adv_moved;            /* a posted UpdateFC went out since the last rejudge */
+    bool rejudging;               /* inside sim_link_rejudge: rx_deferrable counts nothing */
     sim_time_ps rx_now;           /* time of the receive-buffer departure being processed (0 = sim_now) */
 
     /* physical layer, transmit */
