@@ -90,24 +90,26 @@ void pcie_pool_free(pcie_pool *pool)
 }
 
 /* ---- TLP queues --------------------------------------------------------------- */
-static void tlpq_push(pcie_tlpq *q, const pcie_tlp *t, uint64_t age)
+static void tlpq_grow(pcie_tlpq *q)
 {
-    if (q->len == q->cap) {
-        size_t ncap = q->cap ? 2 * q->cap : 16;
-        pcie_tlp *nv = malloc(ncap * sizeof *nv);
-        uint64_t *na = malloc(ncap * sizeof *na);
-        if (!nv || !na) sim_fatal("out of memory");
-        for (size_t i = 0; i < q->len; i++) {
-            nv[i] = q->v[(q->head + i) % q->cap];
-            na[i] = q->age[(q->head + i) % q->cap];
-        }
-        free(q->v);
-        free(q->age);
-        q->v = nv;
-        q->age = na;
-        q->cap = ncap;
-        q->head = 0;
+    size_t ncap = q->cap ? 2 * q->cap : 16;
+    pcie_tlp *nv = malloc(ncap * sizeof *nv);
+    uint64_t *na = malloc(ncap * sizeof *na);
+    if (!nv || !na) sim_fatal("out of memory");
+    for (size_t i = 0; i < q->len; i++) {
+        nv[i] = q->v[(q->head + i) % q->cap];
+        na[i] = q->age[(q->head + i) % q->cap];
     }
+    free(q->v);
+    free(q->age);
+    q->v = nv;
+    q->age = na;
+    q->cap = ncap;
+    q->head = 0;
+}
+static inline void tlpq_push(pcie_tlpq *q, const pcie_tlp *t, uint64_t age)
+{
+    if (q->len == q->cap) tlpq_grow(q);
     size_t i = q->head + q->len;
     if (i >= q->cap) i -= q->cap;
     q->v[i] = *t;
@@ -556,7 +558,7 @@ static void rx_accept(pcie_port *p, const pcie_tlp *t)
     pcie_rxent *e = &p->rxb[slot];
     e->tlp = *t;
     e->done_ps = p->rx_busy_until;
-    e->timely = !p->app.timely || p->app.timely(p->app.ctx, t);
+    e->timely = !p->rx_lazy || !p->app.timely || p->app.timely(p->app.ctx, t);   /* (only lazy departures ask) */
     if (e->timely) p->rxb_timely++;
     p->rxb_pend_hdr++;
     p->rxb_pend_data += t->data_credits;
