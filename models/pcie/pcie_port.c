@@ -175,22 +175,29 @@ static inline void timer_arm(pcie_port *p, sim_time_ps t)
     }
 }
 
-static void trace_credits(pcie_port *p)
+/* Wave updates: the check for tracing inline (it is off on the hot path), the work out of line. */
+static void trace_credits_now(pcie_port *p)
 {
-    if (!p->tr) return;
     for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
         uint32_t a = pcie_fc_tx_available(&p->fct[t]);
         sim_trace_u64(p->tr, p->tv_credit[t], a == UINT32_MAX ? 0xFFFFFFFFu : a);
     }
 }
-
-static void trace_dll(pcie_port *p)
+static inline void trace_credits(pcie_port *p)
 {
-    if (!p->tr) return;
+    if (p->tr) trace_credits_now(p);
+}
+
+static void trace_dll_now(pcie_port *p)
+{
     sim_trace_u64(p->tr, p->tv_replay_occ, pcie_dll_tx_outstanding(&p->dtx));
     sim_trace_u64(p->tr, p->tv_next_tx_seq, p->dtx.next_transmit_seq);
     sim_trace_u64(p->tr, p->tv_ackd_seq, p->dtx.ackd_seq);
     sim_trace_u64(p->tr, p->tv_replay_num, p->dtx.replay_num);
+}
+static inline void trace_dll(pcie_port *p)
+{
+    if (p->tr) trace_dll_now(p);
 }
 
 static void stall_begin(pcie_port *p, sim_time_ps now)
