@@ -565,7 +565,10 @@ static void rx_accept(pcie_port *p, const pcie_tlp *t)
     pcie_rxent *e = &p->rxb[slot];
     e->tlp = *t;
     e->done_ps = p->rx_busy_until;
-    e->timely = !p->rx_lazy || !p->app.timely || p->app.timely(p->app.ctx, t);   /* (only lazy departures ask) */
+    /* Only lazy departures ask; a TLP that waited in the link (deferred
+     * arrival) was judged not timely by rx_deferrable already. */
+    bool waited = now < now_of(p);
+    e->timely = !p->rx_lazy || (!waited && (!p->app.timely || p->app.timely(p->app.ctx, t)));
     if (e->timely) p->rxb_timely++;
     p->rxb_pend_hdr++;
     p->rxb_pend_data += t->data_credits;
