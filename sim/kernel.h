@@ -51,33 +51,36 @@ typedef struct sim_sens_node {
 
 /* Events and processes are embedded in models, so their size is the models'
  * cache footprint: only what the common paths touch lives in them, hot
- * fields first (an event is 64 bytes, a process 48); the rest is
- * kernel-owned (freed with the kernel). */
+ * fields first (an event is 48 bytes, a process 40); the rest is
+ * kernel-owned (freed with the kernel). There are no per-object counters:
+ * a model that wants one counts in its own process; the kernel counts
+ * activations and delta cycles globally (sim_event_count, sim_delta_count). */
 struct sim_event_more;
 struct sim_process_cold;
 
-struct sim_event {            /* a trigger reads the first 40 bytes, a timed notification 48 */
+struct sim_event {            /* a trigger reads the first 32 bytes, a timed notification 40 */
     uint8_t pending;          /* enum sim_notify_kind */
     int8_t priority;          /* same-time order: lower first (default 0) */
     uint8_t simple;           /* kernel: exactly one static process and no dynamic waiters (the fast trigger) */
+    uint8_t has_more;         /* kernel: u holds the kernel-owned record (which then holds the name) */
     uint32_t timed_index;     /* kernel: the live timed-queue entry's index in its time slot (lazy cancel) */
     sim_event *delta_next;    /* the kernel's delta list, while pending == DELTA */
     sim_process *sens1;       /* first statically sensitive process (the common case: one) */
     sim_kernel *k;
-    uint64_t triggers;        /* how many times it fired (tests, statistics) */
     sim_time_ps when_ps;      /* valid when pending == TIMED */
-    struct sim_event_more *more; /* kernel: further static processes, dynamic waiters; made on first need */
-    const char *name;
+    union {                   /* kernel; the name: sim_event_name() */
+        const char *name;     /* while !has_more */
+        struct sim_event_more *more; /* further static processes, dynamic waiters, the name; made on first need */
+    } u;
 };
 
 /* sim_process.state bits. A queued process never waits on a dynamic trigger. */
 enum { SIM_PROC_QUEUED = 1, SIM_PROC_DYNAMIC = 2 };
 
-struct sim_process {          /* running and waking a process touch the first 40 bytes */
+struct sim_process {          /* running and waking a process touch the first 32 bytes */
     sim_method_fn fn;
     void *ctx;
     sim_process *run_next;    /* the kernel's runnable list, while queued */
-    uint64_t activations;     /* how many times it ran */
     uint8_t state;            /* 0 = idle (static sensitivity applies), else SIM_PROC_* bits */
     uint8_t initialize;       /* runs once at start of simulation (unless dont_initialize) */
     struct sim_process_cold *cold; /* kernel: its kernel, name, dynamic-trigger bookkeeping */
@@ -124,6 +127,7 @@ void sim_event_notify_delta(sim_event *e);                  /* next delta cycle 
 void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps); /* delay 0 = delta, like SC_ZERO_TIME */
 void sim_event_cancel(sim_event *e);
 static inline bool sim_event_pending(const sim_event *e) { return e->pending != SIM_NOTIFY_NONE; }
+const char *sim_event_name(const sim_event *e);
 
 /* --- method processes --------------------------------------------------- */
 /* The process struct is owned by the caller (embed it in the model). */

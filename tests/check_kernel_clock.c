@@ -5,22 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "check_log.h"
+#include "check_fixture.h"
 #include "sim/sim.h"
-
-static sim_kernel *k;
-
-static void setup(void)
-{
-    log_reset();
-    k = sim_kernel_new();
-}
-
-static void teardown(void)
-{
-    sim_kernel_free(k);
-    k = NULL;
-}
 
 typedef struct hctx {
     const char *name;

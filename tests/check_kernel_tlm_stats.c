@@ -8,22 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "check_log.h"
+#include "check_fixture.h"
 #include "sim/sim.h"
-
-static sim_kernel *k;
-
-static void setup(void)
-{
-    log_reset();
-    k = sim_kernel_new();
-}
-
-static void teardown(void)
-{
-    sim_kernel_free(k);
-    k = NULL;
-}
 
 /* ---------------------------------------------------------------- TLM */
 

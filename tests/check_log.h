@@ -56,6 +56,24 @@ static inline const char *log_str_delta(void)
     return buf;
 }
 
+/* Counts an event's triggers with a process sensitive to it alone (the kernel
+ * keeps no per-event counters). Triggers within one evaluate phase (immediate
+ * notifications) count once, as that process runs once. */
+typedef struct trigger_count {
+    sim_process p;
+    unsigned n;
+} trigger_count;
+
+static inline void trigger_count_fn(void *ctx) { ((trigger_count *)ctx)->n++; }
+
+static inline void trigger_count_init(trigger_count *c, sim_kernel *kern, sim_event *e)
+{
+    c->n = 0;
+    sim_method_init(&c->p, kern, "trigger_count", trigger_count_fn, c);
+    sim_sensitive(&c->p, e);
+    sim_dont_initialize(&c->p);
+}
+
 static inline int run_suite(Suite *s)
 {
     SRunner *sr = srunner_create(s);
