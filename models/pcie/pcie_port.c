@@ -1013,7 +1013,6 @@ static void initfc_received(pcie_port *p, const pcie_pkt *k)
         p->initfc_rcvd |= (uint8_t)(1u << c);
         pcie_fc_tx_initfc(&p->fct[pcie_fc_hdr_type(c)], k->hdr_fc, p->cfg->fc_scale);
         pcie_fc_tx_initfc(&p->fct[pcie_fc_data_type(c)], k->data_fc, p->cfg->fc_scale);
-        p->loop_last_limit[c] = p->fct[pcie_fc_hdr_type(c)].limit;
         trace_credits(p);
     }
     if (p->dl == PCIE_DL_FC_INIT1 && p->initfc_rcvd == 7) {

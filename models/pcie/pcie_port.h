@@ -124,7 +124,6 @@ struct pcie_port {
     pcie_loop_ent *loop[PCIE_FC_CLASSES];
     size_t loop_head[PCIE_FC_CLASSES], loop_len[PCIE_FC_CLASSES];
     uint64_t loop_spent[PCIE_FC_CLASSES], loop_returned[PCIE_FC_CLASSES];
-    uint32_t loop_last_limit[PCIE_FC_CLASSES];
     double loop_sum_ns, loop_min_ns;
     uint64_t loop_n;
 
