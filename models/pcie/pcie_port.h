@@ -40,10 +40,12 @@ typedef struct pcie_pkt {
     uint32_t hdr_fc, data_fc;     /* UpdateFC / InitFC fields */
     uint32_t bytes;
     sim_time_ps until_ps;         /* TS: end of Recovery */
-    /* TLP: its entry in the sender's replay buffer (no copy). The entry stays
-     * until the TLP is acknowledged, which the receiver does only after it
-     * took this or a later copy, and sequence numbers are reused only 2^11
-     * TLPs after that, all sent after this copy on the same FIFO wire. */
+    /* TLP: its entry in the sender's replay buffer (no copy). The entry is
+     * overwritten only when its sequence number comes round again, which the
+     * half-space rule allows only once the receiver acknowledged a TLP 2^11
+     * later; that one was sent after every copy of this one (each was sent
+     * while this was unacknowledged), and the wire is FIFO, so every copy of
+     * this TLP has been received by then. */
     const pcie_tlp *tlp;
     pcie_flit_dlp dlp;            /* flit */
     pcie_flit *flit;              /* flit: TLP content (pool-owned copy) */
