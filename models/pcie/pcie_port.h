@@ -42,7 +42,7 @@ typedef struct pcie_pkt {
     sim_time_ps until_ps;         /* TS: end of Recovery */
     /* TLP: its entry in the sender's replay buffer (no copy). The entry is
      * overwritten only when its sequence number comes round again, which the
-     * half-space rule allows only once the receiver acknowledged a TLP 2^11
+     * half-space rule allows only once the receiver acknowledged a TLP over 2^11
      * later; that one was sent after every copy of this one (each was sent
      * while this was unacknowledged), and the wire is FIFO, so every copy of
      * this TLP has been received by then. */
