@@ -5,16 +5,60 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rings double from 16, so their capacity is a power of two (index by mask). */
 static void *ring_grow(void *buf, size_t *cap, size_t head, size_t len, size_t elem)
 {
     size_t ncap = *cap ? 2 * *cap : 16;
     unsigned char *nb = malloc(ncap * elem);
     if (!nb) sim_fatal("out of memory");
     for (size_t i = 0; i < len; i++)
-        memcpy(nb + i * elem, (unsigned char *)buf + ((head + i) % *cap) * elem, elem);
+        memcpy(nb + i * elem, (unsigned char *)buf + ((head + i) & (*cap - 1)) * elem, elem);
     free(buf);
     *cap = ncap;
     return nb;
+}
+
+/* Hands the oldest message to the receiver (it has arrived). */
+static void deliver_head(sim_link *l)
+{
+    sim_link_msg m = l->q[l->q_head];
+    l->q_head = (l->q_head + 1) & (l->q_cap - 1);
+    l->q_len--;
+    if (m.seq != l->next_deliver_seq)
+        sim_fatal("link %s: message %" PRIu64 " delivered out of order (expected %" PRIu64 ")", l->cfg.name, m.seq,
+                  l->next_deliver_seq);
+    l->next_deliver_seq++;
+    l->msgs_delivered++;
+    l->bytes_delivered += m.bytes;
+    if (l->tv_rx) {
+        char buf[64] = "";
+        if (l->label) l->label(m.msg, buf, sizeof buf);
+        sim_trace_str(sim_trace_of_kernel(l->k), l->tv_rx, buf);
+    }
+    if (!l->recv) sim_fatal("link %s: no receiver", l->cfg.name);
+    l->arrival_ps = m.arrive_ps;
+    l->recv(l->recv_ctx, l, m.msg, m.bytes);
+}
+
+static inline bool msg_waits(const sim_link *l, const sim_link_msg *m)
+{
+    return m->deferrable && m->arrive_ps < l->defer_until_ps;
+}
+
+/* Keeps arrive_ev notified for the first message that does not wait for the
+ * receiver (without deferral: the oldest one). */
+static void arm(sim_link *l)
+{
+    size_t mask = l->q_cap - 1;
+    for (size_t i = 0; i < l->q_len; i++) {
+        const sim_link_msg *m = &l->q[(l->q_head + i) & mask];
+        if (msg_waits(l, m)) continue;
+        if (m->arrive_ps < l->armed_ps) {
+            l->armed_ps = m->arrive_ps;
+            sim_event_notify_at(&l->arrive_ev, m->arrive_ps - sim_now(l->k));
+        }
+        return;
+    }
 }
 
 /* Delivery process: hands every message due now to the receiver, in order. */
@@ -23,28 +67,67 @@ static void deliver(void *ctx)
     sim_link *l = ctx;
     sim_time_ps now = sim_now(l->k);
     bool any = false;
-    while (l->q_len) {
-        sim_link_msg m = l->q[l->q_head];
-        if (m.arrive_ps > now) break;
-        l->q_head = (l->q_head + 1) % l->q_cap;
-        l->q_len--;
-        if (m.seq != l->next_deliver_seq)
-            sim_fatal("link %s: message %" PRIu64 " delivered out of order (expected %" PRIu64 ")", l->cfg.name, m.seq,
-                      l->next_deliver_seq);
-        l->next_deliver_seq++;
-        l->msgs_delivered++;
-        l->bytes_delivered += m.bytes;
+    l->armed_ps = SIM_TIME_MAX;
+    l->delivering = true;
+    while (l->q_len && l->q[l->q_head].arrive_ps <= now) {
+        deliver_head(l);
         any = true;
-        if (l->tv_rx) {
-            char buf[64] = "";
-            if (l->label) l->label(m.msg, buf, sizeof buf);
-            sim_trace_str(sim_trace_of_kernel(l->k), l->tv_rx, buf);
-        }
-        if (!l->recv) sim_fatal("link %s: no receiver", l->cfg.name);
-        l->recv(l->recv_ctx, l, m.msg, m.bytes);
     }
+    l->delivering = false;
+    l->arm_pending = false;
     if (any) sim_event_notify_delta(&l->delivered);
-    if (l->q_len) sim_event_notify_at(&l->arrive_ev, l->q[l->q_head].arrive_ps - now);
+    arm(l);
+}
+
+void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn) { l->deferrable = fn; }
+
+void sim_link_defer_until(sim_link *l, sim_time_ps until_ps)
+{
+    if (until_ps == l->defer_until_ps) return;
+    bool earlier = until_ps < l->defer_until_ps;
+    l->defer_until_ps = until_ps;
+    if (!earlier) return;
+    if (l->delivering) l->arm_pending = true;
+    else arm(l);   /* messages that no longer wait need their event */
+}
+
+void sim_link_rejudge(sim_link *l)
+{
+    if (!l->deferrable) return;
+    bool changed = false;
+    for (size_t i = 0; i < l->q_len; i++) {
+        sim_link_msg *m = &l->q[(l->q_head + i) & (l->q_cap - 1)];
+        if (m->deferrable) continue;   /* once accepted, stays accepted */
+        if (l->deferrable(l->recv_ctx, l, m->msg)) {
+            m->deferrable = true;
+            changed = true;
+        }
+    }
+    if (!changed || l->delivering) return;
+    /* the event may stand at a message that now waits: arm afresh */
+    sim_event_cancel(&l->arrive_ev);
+    l->armed_ps = SIM_TIME_MAX;
+    arm(l);
+}
+
+size_t sim_link_take_arrived(sim_link *l)
+{
+    if (l->delivering) return 0;
+    sim_time_ps now = sim_now(l->k);
+    size_t n = 0;
+    l->delivering = true;
+    while (l->q_len && l->q[l->q_head].arrive_ps <= now && msg_waits(l, &l->q[l->q_head])) {
+        deliver_head(l);
+        n++;
+    }
+    l->delivering = false;
+    l->msgs_deferred += n;
+    if (n) sim_event_notify_delta(&l->delivered);
+    if (l->arm_pending) {
+        l->arm_pending = false;
+        arm(l);
+    }
+    return n;
 }
 
 static void credit_arrive(void *ctx)
@@ -55,7 +138,7 @@ static void credit_arrive(void *ctx)
     while (l->cq_len) {
         sim_link_credit_msg c = l->cq[l->cq_head];
         if (c.arrive_ps > now) break;
-        l->cq_head = (l->cq_head + 1) % l->cq_cap;
+        l->cq_head = (l->cq_head + 1) & (l->cq_cap - 1);
         l->cq_len--;
         if (l->credits[c.type] != SIM_LINK_INFINITE_CREDITS) {
             l->credits[c.type] += c.n;
@@ -90,6 +173,7 @@ sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg)
         l->ps_per_byte_frac = (uint32_t)((ps - (long double)l->ps_per_byte) * 4294967296.0L + 0.5L);
     }
     for (unsigned i = 0; i < l->cfg.credit_types; i++) l->credits[i] = l->cfg.credits[i];
+    l->armed_ps = SIM_TIME_MAX;
     sim_event_init(&l->credit_returned, k, "credit_returned");
     sim_event_init(&l->delivered, k, "delivered");
     sim_event_init(&l->arrive_ev, k, "arrive");
@@ -176,12 +260,20 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
         l->q = ring_grow(l->q, &l->q_cap, l->q_head, l->q_len, sizeof *l->q);
         l->q_head = 0;
     }
-    sim_link_msg *m = &l->q[(l->q_head + l->q_len) % l->q_cap];
+    sim_link_msg *m = &l->q[(l->q_head + l->q_len) & (l->q_cap - 1)];
     m->arrive_ps = arrive;
     m->msg = msg;
     m->bytes = bytes;
     m->seq = l->next_seq++;
-    if (l->q_len++ == 0) sim_event_notify_at(&l->arrive_ev, arrive - now);
+    m->deferrable = l->deferrable && l->deferrable(l->recv_ctx, l, msg);
+    l->q_len++;
+    /* Arrivals are in send order: an armed event covers every later message.
+     * While delivering, the delivery loop arms when it is done. */
+    if (l->delivering) l->arm_pending = true;
+    else if (arrive < l->armed_ps && !msg_waits(l, m)) {
+        l->armed_ps = arrive;
+        sim_event_notify_at(&l->arrive_ev, arrive - now);
+    }
     l->msgs_sent++;
     l->bytes_sent += bytes;
     if (l->tv_tx) {
@@ -237,7 +329,7 @@ void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
         l->cq = ring_grow(l->cq, &l->cq_cap, l->cq_head, l->cq_len, sizeof *l->cq);
         l->cq_head = 0;
     }
-    sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) % l->cq_cap];
+    sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) & (l->cq_cap - 1)];
     c->arrive_ps = now + l->cfg.credit_latency_ps;
     c->n = credits;
     c->type = (uint8_t)type;
@@ -295,7 +387,7 @@ int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n)
         if (l->cfg.credits[i] == SIM_LINK_INFINITE_CREDITS) continue;
         uint64_t in_return = 0;
         for (size_t j = 0; j < l->cq_len; j++)
-            if (l->cq[(l->cq_head + j) % l->cq_cap].type == i) in_return += l->cq[(l->cq_head + j) % l->cq_cap].n;
+            if (l->cq[(l->cq_head + j) & (l->cq_cap - 1)].type == i) in_return += l->cq[(l->cq_head + j) & (l->cq_cap - 1)].n;
         if (l->credits[i] + l->credits_outstanding[i] + in_return != l->cfg.credits[i]) {
             snprintf(why, n, "link %s: credit type %u: %u available + %" PRIu64 " held + %" PRIu64 " returning != %u initial",
                      l->cfg.name, i, l->credits[i], l->credits_outstanding[i], in_return, l->cfg.credits[i]);

@@ -25,6 +25,8 @@ typedef void (*sim_link_recv_fn)(void *ctx, sim_link *l, void *msg, uint32_t byt
 typedef void (*sim_link_credit_fn)(void *ctx, sim_link *l, unsigned type, uint32_t credits);
 /* Writes a short label for a message into buf (for waves). */
 typedef void (*sim_link_label_fn)(const void *msg, char *buf, size_t n);
+/* Deferred delivery (see sim_link_set_deferrable): may this message wait for the receiver? */
+typedef bool (*sim_link_defer_fn)(void *ctx, sim_link *l, const void *msg);
 
 typedef struct sim_link_cfg {
     const char *name;
@@ -40,6 +42,7 @@ typedef struct sim_link_msg {
     uint64_t arrive_ps;
     void *msg;
     uint32_t bytes;
+    bool deferrable;                 /* the receiver said it may wait (judged when sent) */
     uint64_t seq;
 } sim_link_msg;
 
@@ -71,10 +74,18 @@ struct sim_link {
     sim_event credit_returned;       /* notified when credits arrive at the sender */
     sim_event delivered;             /* notified after each batch of deliveries */
     /* in flight, FIFO rings */
-    sim_link_msg *q; size_t q_head, q_len, q_cap;
+    sim_link_msg *q; size_t q_head, q_len, q_cap;   /* q_cap: a power of two */
     sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
     sim_event arrive_ev, credit_ev;
     sim_process deliver_proc, credit_proc;
+    sim_time_ps armed_ps;            /* arrival time arrive_ev is notified for (SIM_TIME_MAX: none) */
+    /* deferred delivery */
+    sim_link_defer_fn deferrable;
+    sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
+    sim_time_ps arrival_ps;          /* arrival time of the message being delivered */
+    bool delivering;                 /* inside the delivery loop: arming waits for its end */
+    bool arm_pending;
+    uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
     /* statistics */
     uint64_t msgs_sent, msgs_delivered, bytes_sent, bytes_delivered;
     uint64_t next_seq, next_deliver_seq;
@@ -94,6 +105,31 @@ void sim_link_free(sim_link *l);
 void sim_link_set_receiver(sim_link *l, sim_link_recv_fn fn, void *ctx);
 void sim_link_set_credit_callback(sim_link *l, sim_link_credit_fn fn, void *ctx);
 void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label);
+
+/* Deferred delivery: temporal decoupling for a receiver that can process a
+ * message after its arrival time, at its own next activation, as of the
+ * arrival time (sim_link_arrival_ps), with the same outcome. It saves one
+ * kernel time step per message. The receiver:
+ *  - names the messages that may wait: `fn` is called once per message when it
+ *    is sent, in send order (so it may keep count of what is on its way), and
+ *    again for every message in flight not yet accepted, oldest first, when
+ *    the receiver calls sim_link_rejudge (its view improved; a message once
+ *    accepted stays accepted and is not asked again);
+ *  - after each of its activations promises, with sim_link_defer_until, that
+ *    it will be activated again by its own events no later than until_ps and
+ *    that deferring a deferrable message arriving before then changes nothing;
+ *  - calls sim_link_take_arrived first thing in each activation.
+ * A deferrable message arriving before the promised time gets no kernel event
+ * and waits in the link; any other message is delivered at its arrival as
+ * usual, after every earlier one (deferred or not), so order is kept. */
+void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn);
+void sim_link_defer_until(sim_link *l, sim_time_ps until_ps);
+void sim_link_rejudge(sim_link *l);
+/* Delivers (through recv, in order) every waiting message that has arrived by
+ * now; returns how many. Not while the link is delivering (returns 0). */
+size_t sim_link_take_arrived(sim_link *l);
+/* Inside recv: the message's arrival time (earlier than now when it waited). */
+static inline sim_time_ps sim_link_arrival_ps(const sim_link *l) { return l->arrival_ps; }
 
 /* Credits available to the sender now. */
 static inline uint32_t sim_link_credits(const sim_link *l, unsigned type) { return l->credits[type]; }

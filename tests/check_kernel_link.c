@@ -1,7 +1,9 @@
 /* Links: latency, bandwidth serialisation (exact ps), in-order delivery,
  * credits spent and returned with the credit latency, the credit_returned
- * event, stall accounting, utilisation, hold_credits, and sim_link_check
- * (conservation holds, and a violation is detected). */
+ * event, stall accounting, utilisation, hold_credits, sim_link_check
+ * (conservation holds, and a violation is detected), and deferred delivery
+ * (messages waiting for the receiver's own activation, in order, with their
+ * arrival times). */
 #include <check.h>
 #include <math.h>
 #include <signal.h>
@@ -418,6 +420,126 @@ START_TEST(test_delivered_event_same_latency_and_pacing)
 }
 END_TEST
 
+/* ---- deferred delivery -------------------------------------------------- */
+static bool defer_all;            /* the predicate also accepts even messages */
+static unsigned defer_calls;
+static sim_time_ps arrivals[16];
+static size_t n_arrivals;
+
+static bool defer_odd(void *ctx, sim_link *l, const void *msg)
+{
+    (void)ctx;
+    (void)l;
+    defer_calls++;
+    return defer_all || ((uintptr_t)msg & 1u);
+}
+
+static void recv_arrival(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    recv_log(ctx, l, msg, bytes);
+    arrivals[n_arrivals++] = sim_link_arrival_ps(l);
+}
+
+static void cb_take(void *obj, uint64_t tag)
+{
+    (void)tag;
+    sim_link_take_arrived(obj);
+}
+static void cb_defer_until(void *obj, uint64_t tag) { sim_link_defer_until(obj, tag); }
+static void cb_rejudge(void *obj, uint64_t tag)
+{
+    (void)tag;
+    defer_all = true;
+    sim_link_rejudge(obj);
+}
+
+/* 1 GB/s, 1 ns latency: 1-byte messages sent at 0 arrive at 2, 3, 4, 5 ns. */
+static sim_link *mk_deferred(void)
+{
+    defer_all = false;
+    defer_calls = 0;
+    n_arrivals = 0;
+    sim_link *l = mk("d", 1000, 1, 0, 0, 0);
+    sim_link_set_receiver(l, recv_arrival, "rx");
+    sim_link_set_deferrable(l, defer_odd);
+    return l;
+}
+
+START_TEST(test_deferred_wait_then_in_order)
+{
+    sim_link *l = mk_deferred();
+    sim_link_defer_until(l, SIM_NS(10));
+    sim_link_send(l, (void *)1, 1);   /* waits */
+    sim_link_send(l, (void *)3, 1);   /* waits */
+    sim_link_send(l, (void *)4, 1);   /* not deferrable: delivered at 4 ns, after 1 and 3 */
+    sim_link_send(l, (void *)5, 1);   /* waits for the take at 6 ns */
+    sim_link_send(l, (void *)7, 5);   /* arrives at 10 ns, the promised time itself: not deferred, its own event */
+    ck_assert_uint_eq(defer_calls, 5);
+    sim_schedule_callback(k, 4500, 0, cb_take, l, 0);
+    sim_schedule_callback(k, 6000, 0, cb_take, l, 0);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "rx@4000 rx@4000 rx@4000 rx@6000 rx@10000");
+    sim_time_ps want[] = { 2000, 3000, 4000, 5000, 10000 };
+    ck_assert_uint_eq(n_arrivals, 5);
+    for (size_t i = 0; i < 5; i++) ck_assert_uint_eq(arrivals[i], want[i]);
+    ck_assert_uint_eq(g_log[3].val, 5);
+    ck_assert_uint_eq(l->msgs_deferred, 1);
+    char why[160];
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    sim_link_free(l);
+}
+END_TEST
+
+START_TEST(test_deferred_earlier_promise_arms_event)
+{
+    sim_link *l = mk_deferred();
+    sim_link_defer_until(l, SIM_NS(10));
+    sim_link_send(l, (void *)1, 1);                        /* arrives at 2 ns */
+    sim_link_send(l, (void *)3, 1);                        /* arrives at 3 ns */
+    sim_schedule_callback(k, 500, 0, cb_defer_until, l, 2500);   /* 3 no longer waits */
+    sim_run(k, SIM_TIME_MAX);
+    /* nobody takes 1, so it goes with 3 at 3 ns (a receiver keeping its promise would have taken it by 2.5 ns) */
+    ck_assert_str_eq(log_str(), "rx@3000 rx@3000");
+    ck_assert_uint_eq(arrivals[0], 2000);
+    ck_assert_uint_eq(arrivals[1], 3000);
+    sim_link_free(l);
+}
+END_TEST
+
+START_TEST(test_deferred_rejudge)
+{
+    sim_link *l = mk_deferred();
+    sim_link_defer_until(l, SIM_NS(10));
+    sim_link_send(l, (void *)2, 1);   /* not deferrable when sent: event at 2 ns */
+    sim_link_send(l, (void *)4, 1);
+    sim_schedule_callback(k, 500, 0, cb_rejudge, l, 0);   /* now it is: both wait */
+    sim_schedule_callback(k, 7000, 0, cb_take, l, 0);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(defer_calls, 4);                    /* once when sent, once per message in flight */
+    ck_assert_str_eq(log_str(), "rx@7000 rx@7000");
+    ck_assert_uint_eq(arrivals[0], 2000);
+    ck_assert_uint_eq(arrivals[1], 3000);
+    ck_assert_uint_eq(l->msgs_deferred, 2);
+    sim_link_free(l);
+}
+END_TEST
+
+START_TEST(test_deferred_rejudge_asks_only_the_rest)
+{
+    sim_link *l = mk_deferred();
+    sim_link_defer_until(l, SIM_NS(10));
+    sim_link_send(l, (void *)1, 1);   /* deferrable when sent */
+    sim_link_send(l, (void *)2, 1);   /* not yet */
+    sim_schedule_callback(k, 500, 0, cb_rejudge, l, 0);
+    sim_schedule_callback(k, 7000, 0, cb_take, l, 0);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(defer_calls, 3);                    /* the accepted one is not asked again */
+    ck_assert_str_eq(log_str(), "rx@7000 rx@7000");
+    ck_assert_uint_eq(l->msgs_deferred, 2);
+    sim_link_free(l);
+}
+END_TEST
+
 static Suite *link_suite(void)
 {
     Suite *s = suite_create("link");
@@ -438,6 +560,13 @@ static Suite *link_suite(void)
     tcase_add_test_raise_signal(tc, test_return_too_many_aborts, SIGABRT);
     tcase_add_test(tc, test_stall_accounting_with_reset);
     tcase_add_test(tc, test_random_traffic_against_reference);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("deferred");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_deferred_wait_then_in_order);
+    tcase_add_test(tc, test_deferred_earlier_promise_arms_event);
+    tcase_add_test(tc, test_deferred_rejudge);
+    tcase_add_test(tc, test_deferred_rejudge_asks_only_the_rest);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -61,10 +61,12 @@ typedef struct pcie_tlp {
     uint32_t byte_count;          /* CplD: bytes still to come for its request, this one included */
     uint32_t xfer;                /* DMA transfer number */
     uint16_t tag;
+    uint16_t data_credits;        /* filled by pcie_port_submit: pcie_tlp_data_credits */
     uint8_t type;                 /* enum pcie_tlp_type */
     uint8_t hdr_bytes;            /* 12 (3DW) or 16 (4DW) */
     uint8_t ecrc;                 /* 1: 4 B digest */
     uint8_t last;                 /* last TLP of its transfer (MWr) or of its request (CplD) */
+    uint8_t fc_class;             /* filled by pcie_port_submit: pcie_tlp_class */
 } pcie_tlp;
 
 static inline unsigned pcie_tlp_class(const pcie_tlp *t)

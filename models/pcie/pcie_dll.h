@@ -224,7 +224,8 @@ typedef struct pcie_fc_rx {
     uint64_t advertised;          /* CREDIT_LIMIT the transmitter knows: last value sent (scaled) */
     uint64_t initial;             /* the InitFC advertisement (scaled): the buffer size */
     uint32_t field_mask;          /* the DLLP field: 8 or 12 bits */
-    unsigned scale;
+    unsigned scale;               /* 1, 4 or 16 */
+    unsigned scale_shift;         /* log2(scale) */
     bool infinite;
     uint64_t overflows;           /* TLPs received beyond the advertised limit (FC protocol error) */
 } pcie_fc_rx;
@@ -232,6 +233,7 @@ typedef struct pcie_fc_rx {
 static inline void pcie_fc_rx_init(pcie_fc_rx *r, unsigned type, uint32_t field, unsigned scale)
 {
     r->scale = scale;
+    r->scale_shift = (unsigned)__builtin_ctz(scale);
     r->field_mask = pcie_fc_is_data(type) ? 0xFFFu : 0xFFu;
     r->infinite = field == 0;
     r->allocated = r->advertised = r->initial = (uint64_t)field * scale;
@@ -242,10 +244,10 @@ static inline void pcie_fc_rx_init(pcie_fc_rx *r, unsigned type, uint32_t field,
 static inline uint32_t pcie_fc_rx_field(const pcie_fc_rx *r)
 {
     if (r->infinite) return 0;
-    return (uint32_t)((r->allocated / r->scale) & r->field_mask);
+    return (uint32_t)((r->allocated >> r->scale_shift) & r->field_mask);
 }
 /* The credit limit (unwrapped) that field value stands for. */
-static inline uint64_t pcie_fc_rx_limit_sent(const pcie_fc_rx *r) { return r->allocated / r->scale * r->scale; }
+static inline uint64_t pcie_fc_rx_limit_sent(const pcie_fc_rx *r) { return r->allocated >> r->scale_shift << r->scale_shift; }
 /* Receiver overflow check (§2.6.1.2 optional check; here it is a model invariant). */
 static inline bool pcie_fc_rx_receive(pcie_fc_rx *r, uint32_t need)
 {

@@ -90,24 +90,26 @@ void pcie_pool_free(pcie_pool *pool)
 }
 
 /* ---- TLP queues --------------------------------------------------------------- */
-static void tlpq_push(pcie_tlpq *q, const pcie_tlp *t, uint64_t age)
+static void tlpq_grow(pcie_tlpq *q)
 {
-    if (q->len == q->cap) {
-        size_t ncap = q->cap ? 2 * q->cap : 16;
-        pcie_tlp *nv = malloc(ncap * sizeof *nv);
-        uint64_t *na = malloc(ncap * sizeof *na);
-        if (!nv || !na) sim_fatal("out of memory");
-        for (size_t i = 0; i < q->len; i++) {
-            nv[i] = q->v[(q->head + i) % q->cap];
-            na[i] = q->age[(q->head + i) % q->cap];
-        }
-        free(q->v);
-        free(q->age);
-        q->v = nv;
-        q->age = na;
-        q->cap = ncap;
-        q->head = 0;
+    size_t ncap = q->cap ? 2 * q->cap : 16;
+    pcie_tlp *nv = malloc(ncap * sizeof *nv);
+    uint64_t *na = malloc(ncap * sizeof *na);
+    if (!nv || !na) sim_fatal("out of memory");
+    for (size_t i = 0; i < q->len; i++) {
+        nv[i] = q->v[(q->head + i) % q->cap];
+        na[i] = q->age[(q->head + i) % q->cap];
     }
+    free(q->v);
+    free(q->age);
+    q->v = nv;
+    q->age = na;
+    q->cap = ncap;
+    q->head = 0;
+}
+static inline void tlpq_push(pcie_tlpq *q, const pcie_tlp *t, uint64_t age)
+{
+    if (q->len == q->cap) tlpq_grow(q);
     size_t i = q->head + q->len;
     if (i >= q->cap) i -= q->cap;
     q->v[i] = *t;
@@ -131,7 +133,7 @@ void pcie_pkt_label(const void *msg, char *buf, size_t n)
     const char *bad = p->corrupted ? "!" : "";
     switch (p->kind) {
     case PCIE_PKT_TLP:
-        snprintf(buf, n, "%s%s%s s%u %uB", bad, p->replayed ? "R:" : "", tlp_name[p->tlp.type], p->seq, p->tlp.len);
+        snprintf(buf, n, "%s%s%s s%u %uB", bad, p->replayed ? "R:" : "", tlp_name[p->tlp->type], p->seq, p->tlp->len);
         break;
     case PCIE_PKT_ACK: snprintf(buf, n, "%sAck %u", bad, p->seq); break;
     case PCIE_PKT_NAK: snprintf(buf, n, "%sNak %u", bad, p->seq); break;
@@ -173,22 +175,29 @@ static inline void timer_arm(pcie_port *p, sim_time_ps t)
     }
 }
 
-static void trace_credits(pcie_port *p)
+/* Wave updates: the check for tracing inline (it is off on the hot path), the work out of line. */
+static void trace_credits_now(pcie_port *p)
 {
-    if (!p->tr) return;
     for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
         uint32_t a = pcie_fc_tx_available(&p->fct[t]);
         sim_trace_u64(p->tr, p->tv_credit[t], a == UINT32_MAX ? 0xFFFFFFFFu : a);
     }
 }
-
-static void trace_dll(pcie_port *p)
+static inline void trace_credits(pcie_port *p)
 {
-    if (!p->tr) return;
+    if (p->tr) trace_credits_now(p);
+}
+
+static void trace_dll_now(pcie_port *p)
+{
     sim_trace_u64(p->tr, p->tv_replay_occ, pcie_dll_tx_outstanding(&p->dtx));
     sim_trace_u64(p->tr, p->tv_next_tx_seq, p->dtx.next_transmit_seq);
     sim_trace_u64(p->tr, p->tv_ackd_seq, p->dtx.ackd_seq);
     sim_trace_u64(p->tr, p->tv_replay_num, p->dtx.replay_num);
+}
+static inline void trace_dll(pcie_port *p)
+{
+    if (p->tr) trace_dll_now(p);
 }
 
 static void stall_begin(pcie_port *p, sim_time_ps now)
@@ -243,12 +252,13 @@ static bool in_bad_window(const pcie_port *p, sim_time_ps t)
 /* Puts a packet on the wire. */
 static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 {
-    k->bytes = k->bytes ? k->bytes : PCIE_DLLP_BYTES;
     if (p->dl == PCIE_DL_ACTIVE && k->kind != PCIE_PKT_SKP && k->kind != PCIE_PKT_TS) {
-        uint32_t eb[1];
-        if (wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
-        if (in_bad_window(p, now)) k->corrupted = 1;      /* a bad link corrupts TLPs and DLLPs alike */
-        if (k->corrupted) p->st_tx->corrupted++;
+        if (p->wire_faults) {
+            uint32_t eb[1];
+            if (wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
+            if (in_bad_window(p, now)) k->corrupted = 1;      /* a bad link corrupts TLPs and DLLPs alike */
+        }
+        if (k->corrupted) p->st_tx->corrupted++;      /* (or a dropped Ack) */
     }
     if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) p->disruptive_sent++;
     sim_link_send(p->tx, k, k->bytes);
@@ -256,7 +266,6 @@ static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 }
 
 /* ---- flow control: receive side ---------------------------------------------------------- */
-static uint32_t mps_credits(const pcie_port *p) { return p->cfg->mps / PCIE_FC_UNIT_BYTES; }
 
 /* Is returning credits of class cls urgent? §2.6.1.2 requires an UpdateFC at
  * once when the transmitter (as far as this receiver knows) has no header
@@ -266,19 +275,20 @@ static uint32_t mps_credits(const pcie_port *p) { return p->cfg->mps / PCIE_FC_U
  * (returned ones do not queue for the wire behind each other). Otherwise
  * releases are coalesced for at most the recommended UpdateFC latency. `extra_hdr/data`:
  * releases still to come (a receive-buffer lookahead). */
+/* The rule for one credit type, on what the transmitter still has as far as
+ * this receiver knows (`view`) and what the receiver holds back (`backlog`:
+ * released or still to be released, not yet advertised); fc_least and
+ * fc_step are set per type at init. */
+static inline bool fc_type_urgent(const pcie_port *p, unsigned type, int64_t view, uint64_t backlog)
+{
+    if (p->fcr[type].infinite) return false;
+    return view < p->fc_least[type] || backlog >= p->fc_step[type];
+}
 static bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
 {
     const pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
-    uint64_t mc = mps_credits(p);
-    if (!h->infinite) {
-        uint64_t step = h->initial / 8 > 1 ? h->initial / 8 : 1;
-        if (pcie_fc_rx_tx_view(h) == 0 || h->allocated + extra_hdr - h->advertised >= step) return true;
-    }
-    if (!d->infinite) {
-        uint64_t step = d->initial / 8 > mc ? d->initial / 8 : mc;
-        if (pcie_fc_rx_tx_view(d) < mc || d->allocated + extra_data - d->advertised >= step) return true;
-    }
-    return false;
+    return fc_type_urgent(p, pcie_fc_hdr_type(cls), (int64_t)pcie_fc_rx_tx_view(h), h->allocated + extra_hdr - h->advertised) ||
+           fc_type_urgent(p, pcie_fc_data_type(cls), (int64_t)pcie_fc_rx_tx_view(d), d->allocated + extra_data - d->advertised);
 }
 static bool fc_urgent(const pcie_port *p, unsigned cls) { return fc_urgent_with(p, cls, 0, 0); }
 
@@ -312,6 +322,7 @@ static void fill_fc_fields(pcie_port *p, unsigned cls, uint32_t *hf, uint32_t *d
     if (mark_sent) {
         if (!h->infinite) h->advertised = pcie_fc_rx_limit_sent(h);
         if (!d->infinite) d->advertised = pcie_fc_rx_limit_sent(d);
+        if (cls == PCIE_FC_P) p->fc_adv_moved = true;
         p->fc_last_sent[cls] = now_of(p);
         p->fc_deadline[cls] = SIM_TIME_MAX;
         if (p->fc_refresh_due & (1u << cls)) {
@@ -380,7 +391,7 @@ static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t
 /* ---- receive buffer -------------------------------------------------------------------------- */
 static void rx_deliver(pcie_port *p, const pcie_tlp *t)
 {
-    unsigned cls = pcie_tlp_class(t);
+    unsigned cls = t->fc_class;
     /* conservation above the DLL: each class arrives exactly once, in order */
     if (t->serial == p->rx_expect[cls]) p->rx_expect[cls]++;
     else if (t->serial < p->rx_expect[cls]) p->rx_dup++;
@@ -389,7 +400,7 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
         p->rx_expect[cls] = t->serial + 1;
     }
     pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
-    pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], pcie_tlp_data_credits(t));
+    pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], t->data_credits);
     sim_time_ps now = pcie_port_rx_now(p);
     uint32_t pay = pcie_tlp_payload(t);
     pcie_dir_stats *s = p->st_rx;
@@ -405,24 +416,35 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
     fc_released(p, cls);
 }
 
-void pcie_port_settle(pcie_port *p)
+/* Lets every TLP whose receive-buffer time is <= t leave, each at its own time. */
+static void depart_until(pcie_port *p, sim_time_ps t)
 {
-    if (p->settling) return;
-    p->settling = true;
-    sim_time_ps now = now_of(p);
-    while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= now) {
+    if (p->departing) return;
+    p->departing = true;
+    while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= t) {
         const pcie_rxent *e = &p->rxb[p->rxb_head];   /* stays valid: nothing appends during a delivery */
         p->rxb_head = p->rxb_head + 1 == p->rxb_cap ? 0 : p->rxb_head + 1;
         p->rxb_len--;
         if (e->timely) p->rxb_timely--;
         p->rxb_pend_hdr--;
-        p->rxb_pend_data -= pcie_tlp_data_credits(&e->tlp);
+        p->rxb_pend_data -= e->tlp.data_credits;
         p->rx_now = e->done_ps;
         rx_deliver(p, &e->tlp);
     }
     p->rx_now = 0;
-    p->settling = false;
+    p->departing = false;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
+}
+
+/* Brings the receive side up to now: deferred arrivals (each after the
+ * departures before it), then the departures that are due. */
+void pcie_port_settle(pcie_port *p)
+{
+    if (p->settling) return;
+    p->settling = true;
+    if (p->defer_arrivals) sim_link_take_arrived(p->rx);
+    depart_until(p, now_of(p));
+    p->settling = false;
 }
 
 /* Schedules the next receive-buffer departure. A departure needs an event at
@@ -434,7 +456,7 @@ void pcie_port_settle(pcie_port *p)
  * advertised and received) only changes in those activations, and the timer
  * is armed to wake no later than the coalesced UpdateFC this release would
  * start. So the outcome is the same as with one event per TLP. */
-static void rx_arm(pcie_port *p)
+static void rx_arm_departure(pcie_port *p)
 {
     if (!p->rxb_len) return;
     const pcie_rxent *e = &p->rxb[p->rxb_head];
@@ -442,6 +464,68 @@ static void rx_arm(pcie_port *p)
     if (lazy) lazy = !fc_urgent_with(p, PCIE_FC_P, p->rxb_pend_hdr, p->rxb_pend_data);
     if (lazy) timer_arm(p, e->done_ps + p->phy->ack_limit_ps);
     else sim_event_notify_at(&p->drain_ev, e->done_ps - now_of(p));
+}
+
+/* Deferred arrivals (sim_link_defer_until). A posted TLP that rx_deferrable
+ * accepted may wait in the link until this port's next activation, which
+ * processes it at its arrival time, when its arrival can start nothing at its
+ * own time: the DLL accepts it in sequence (error-free run); the AckNak timer
+ * is already running, so it starts no timer; its departure from the receive
+ * buffer is lazy and its credit release not urgent (rx_deferrable's bound);
+ * and the port's timer event, which runs at or before the Ack deadline, is an
+ * activation that takes it. Everything else the arrival changes is only read
+ * in this port's activations, which all settle first. Ends every activation. */
+static bool posted_release_calm(const pcie_port *p);
+static void rx_defer_horizon(pcie_port *p)
+{
+    if (p->fc_adv_moved) {   /* the bound in rx_deferrable is better now */
+        p->fc_adv_moved = false;
+        if (posted_release_calm(p)) {
+            p->rejudging = true;
+            sim_link_rejudge(p->rx);
+            p->rejudging = false;
+        }
+    }
+    bool ok = p->dl == PCIE_DL_ACTIVE && p->ack_deadline != SIM_TIME_MAX;
+    sim_link_defer_until(p->rx, ok ? p->timer_at : 0);
+}
+
+static void rx_arm(pcie_port *p)
+{
+    rx_arm_departure(p);
+    if (p->defer_arrivals) rx_defer_horizon(p);
+}
+
+/* Called by the link when a packet towards this port is sent, in send order,
+ * and on a rejudge for each one not yet accepted: may it wait for this port's
+ * next activation (see rx_defer_horizon)? Its credit release must not be
+ * urgent even counting every posted TLP on the wire (when sent: every one
+ * ahead of it and itself; on a rejudge also those behind it, which only
+ * makes the bound stricter): the credits the transmitter has left can then
+ * only be more (advertised only grows), what this receiver holds back no more. */
+static bool rx_deferrable(void *ctx, sim_link *l, const void *msg)
+{
+    (void)l;
+    pcie_port *p = ctx;
+    const pcie_pkt *k = msg;
+    if (k->kind != PCIE_PKT_TLP || k->tlp->fc_class != PCIE_FC_P) return false;
+    if (!p->rejudging) {   /* posted credits on the wire towards this port */
+        p->defer_wire_hdr += 1;
+        p->defer_wire_data += k->tlp->data_credits;
+    }
+    if (k->corrupted || k->replayed || !p->app.timely || p->app.timely(p->app.ctx, k->tlp)) return false;
+    return posted_release_calm(p);
+}
+
+/* rx_deferrable's bound: releasing the posted credits of every TLP buffered
+ * or on the wire towards this port would not be urgent. */
+static bool posted_release_calm(const pcie_port *p)
+{
+    const pcie_fc_rx *h = &p->fcr[PCIE_FC_PH], *d = &p->fcr[PCIE_FC_PD];
+    int64_t hv = (int64_t)h->advertised - (int64_t)(h->received + p->defer_wire_hdr);
+    int64_t dv = (int64_t)d->advertised - (int64_t)(d->received + p->defer_wire_data);
+    return !fc_type_urgent(p, PCIE_FC_PH, hv, h->allocated + p->rxb_pend_hdr + p->defer_wire_hdr - h->advertised) &&
+           !fc_type_urgent(p, PCIE_FC_PD, dv, d->allocated + p->rxb_pend_data + p->defer_wire_data - d->advertised);
 }
 
 static void drain_run(void *ctx)
@@ -454,12 +538,12 @@ static void drain_run(void *ctx)
 /* An accepted TLP enters the receive buffer; it leaves rx_ps after the previous one. */
 static void rx_accept(pcie_port *p, const pcie_tlp *t)
 {
-    unsigned cls = pcie_tlp_class(t);
+    unsigned cls = t->fc_class;
     bool ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_hdr_type(cls)], 1);
-    ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_data_type(cls)], pcie_tlp_data_credits(t)) && ok;
+    ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_data_type(cls)], t->data_credits) && ok;
     if (!ok) sim_fatal("pcie %s: receive buffer overflow: a %s TLP arrived beyond the advertised credits", p->name,
                        cls_name[cls]);
-    sim_time_ps now = now_of(p);
+    sim_time_ps now = pcie_port_rx_now(p);
     if (p->cfg->rx_ps == 0) {
         rx_deliver(p, t);
         return;
@@ -481,10 +565,13 @@ static void rx_accept(pcie_port *p, const pcie_tlp *t)
     pcie_rxent *e = &p->rxb[slot];
     e->tlp = *t;
     e->done_ps = p->rx_busy_until;
-    e->timely = !p->app.timely || p->app.timely(p->app.ctx, t);
+    /* Only lazy departures ask; a TLP that waited in the link (deferred
+     * arrival) was judged not timely by rx_deferrable already. */
+    bool waited = now < now_of(p);
+    e->timely = !p->rx_lazy || (!waited && (!p->app.timely || p->app.timely(p->app.ctx, t)));
     if (e->timely) p->rxb_timely++;
     p->rxb_pend_hdr++;
-    p->rxb_pend_data += pcie_tlp_data_credits(t);
+    p->rxb_pend_data += t->data_credits;
     p->rxb_len++;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);      /* the caller (port_recv) arms the departure */
 }
@@ -578,7 +665,7 @@ static void send_tlp(pcie_port *p, const pcie_tlp *t, uint16_t seq, bool replaye
     pcie_pkt *k = pkt_alloc(p->pool);
     k->kind = PCIE_PKT_TLP;
     k->seq = seq;
-    k->tlp = *t;
+    k->tlp = t;
     k->replayed = replayed;
     k->bytes = tlp_wire_bytes(t);
     if (replayed) {
@@ -658,7 +745,7 @@ static int pick_new(pcie_port *p, bool *credit_blocked)
         unsigned c = busy == 1u ? 0u : busy == 2u ? 1u : 2u;
         const pcie_tlp *t = tlpq_head(&p->q[c]);
         bool ok = pcie_fc_tx_gate(&p->fct[pcie_fc_hdr_type(c)], 1) &&
-                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], pcie_tlp_data_credits(t));
+                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], t->data_credits);
         *credit_blocked = !ok;
         return ok ? (int)c : -1;
     }
@@ -678,7 +765,7 @@ static int pick_new(pcie_port *p, bool *credit_blocked)
         unsigned c = (unsigned)order[i];
         const pcie_tlp *t = tlpq_head(&p->q[c]);
         bool ok = pcie_fc_tx_gate(&p->fct[pcie_fc_hdr_type(c)], 1) &&
-                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], pcie_tlp_data_credits(t));
+                  pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], t->data_credits);
         if (!ok) {
             *credit_blocked = true;
             if (c == PCIE_FC_P) p_blocked = true;
@@ -694,7 +781,7 @@ static void take_new(pcie_port *p, unsigned c, pcie_tlp *out, sim_time_ps now)
 {
     *out = *tlpq_head(&p->q[c]);
     tlpq_pop(&p->q[c]);
-    uint32_t dc = pcie_tlp_data_credits(out);
+    uint32_t dc = out->data_credits;
     pcie_fc_tx_consume(&p->fct[pcie_fc_hdr_type(c)], 1);
     pcie_fc_tx_consume(&p->fct[pcie_fc_data_type(c)], dc);
     loop_record(p, c, 1, dc, now);
@@ -926,7 +1013,6 @@ static void initfc_received(pcie_port *p, const pcie_pkt *k)
         p->initfc_rcvd |= (uint8_t)(1u << c);
         pcie_fc_tx_initfc(&p->fct[pcie_fc_hdr_type(c)], k->hdr_fc, p->cfg->fc_scale);
         pcie_fc_tx_initfc(&p->fct[pcie_fc_data_type(c)], k->data_fc, p->cfg->fc_scale);
-        p->loop_last_limit[c] = p->fct[pcie_fc_hdr_type(c)].limit;
         trace_credits(p);
     }
     if (p->dl == PCIE_DL_FC_INIT1 && p->initfc_rcvd == 7) {
@@ -958,16 +1044,19 @@ static void rx_tlp_nfm(pcie_port *p, pcie_pkt *k)
     switch (v) {
     case PCIE_RX_ACCEPT:
         if (p->ack_deadline == SIM_TIME_MAX) {
+            if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP would start the AckNak timer", p->name);
             p->ack_deadline = now_of(p) + p->phy->ack_limit_ps;
             timer_arm(p, p->ack_deadline);
         }
-        rx_accept(p, &k->tlp);
+        rx_accept(p, k->tlp);
         break;
     case PCIE_RX_DUPLICATE:
+        if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP was not accepted", p->name);
         p->ack_now = true;
         kick(p);
         break;
     case PCIE_RX_NAK:
+        if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP was not accepted", p->name);
         p->nak_now = true;
         kick(p);
         break;
@@ -979,11 +1068,16 @@ static void rx_flit(pcie_port *p, pcie_pkt *k);
 
 static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
-    (void)l;
     (void)bytes;
     pcie_port *p = ctx;
     pcie_pkt *k = msg;
-    pcie_port_settle(p);
+    sim_time_ps arrival = sim_link_arrival_ps(l);    /* earlier than now when it was deferred */
+    depart_until(p, arrival);
+    if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && k->tlp->fc_class == PCIE_FC_P) {
+        p->defer_wire_hdr -= 1;
+        p->defer_wire_data -= k->tlp->data_credits;
+    }
+    p->rx_now = arrival;
     if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK || k->kind == PCIE_PKT_TS) p->disruptive_rcvd++;
     switch (k->kind) {
     case PCIE_PKT_TLP: rx_tlp_nfm(p, k); break;
@@ -1010,8 +1104,9 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         break;
     default: sim_fatal("pcie %s: unknown packet kind %u", p->name, k->kind);
     }
+    p->rx_now = 0;
     pkt_free(p->pool, k);
-    rx_arm(p);
+    if (!p->settling) rx_arm(p);   /* a deferred arrival: the activation taking it arms at its end */
 }
 
 /* ---- Flit Mode (Gen6) -------------------------------------------------------------------------- */
@@ -1048,6 +1143,8 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
     for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
         pcie_fc_tx_init(&p->fct[t], pcie_fc_field_bits(t, cfg->fc_scale));
         pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[t], cfg->fc_scale);
+        p->fc_least[t] = pcie_fc_is_data(t) ? cfg->mps / PCIE_FC_UNIT_BYTES : 1;
+        p->fc_step[t] = p->fcr[t].initial / 8 > (uint64_t)p->fc_least[t] ? p->fcr[t].initial / 8 : (uint64_t)p->fc_least[t];
     }
     for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) {
         p->fc_deadline[c] = SIM_TIME_MAX;
@@ -1060,6 +1157,8 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
                    !cfg->err[0].nak_every && !cfg->err[1].nak_every && !cfg->err[0].drop_ack_every &&
                    !cfg->err[1].drop_ack_every && cfg->err[0].bad_until_ps <= cfg->err[0].bad_from_ps &&
                    cfg->err[1].bad_until_ps <= cfg->err[1].bad_from_ps;
+    p->defer_arrivals = p->lookahead && p->rx_lazy && cfg->rx_ps > 0;
+    p->wire_faults = cfg->err[dir].ber > 0 || cfg->err[dir].bad_until_ps > cfg->err[dir].bad_from_ps;
     p->timer_at = SIM_TIME_MAX;
     p->dl = PCIE_DL_FC_INIT1;
     p->initfc_to_send = 7;
@@ -1079,6 +1178,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
     sim_sensitive(&p->drain_proc, &p->drain_ev);
     sim_dont_initialize(&p->drain_proc);
     sim_link_set_receiver(rx, port_recv, p);
+    if (p->defer_arrivals) sim_link_set_deferrable(rx, rx_deferrable);
 
     if (tr) {
         static const char *fc_names[PCIE_FC_TYPES] = { "credits_ph", "credits_pd", "credits_nph", "credits_npd",
@@ -1110,6 +1210,8 @@ void pcie_port_set_app(pcie_port *p, const pcie_port_app *app) { p->app = *app; 
 void pcie_port_submit(pcie_port *p, pcie_tlp *t)
 {
     unsigned c = pcie_tlp_class(t);
+    t->fc_class = (uint8_t)c;
+    t->data_credits = (uint16_t)pcie_tlp_data_credits(t);
     t->serial = p->tx_serial[c]++;
     tlpq_push(&p->q[c], t, p->age_next++);
     kick(p);

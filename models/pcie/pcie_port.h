@@ -40,7 +40,13 @@ typedef struct pcie_pkt {
     uint32_t hdr_fc, data_fc;     /* UpdateFC / InitFC fields */
     uint32_t bytes;
     sim_time_ps until_ps;         /* TS: end of Recovery */
-    pcie_tlp tlp;
+    /* TLP: its entry in the sender's replay buffer (no copy). The entry is
+     * overwritten only when its sequence number comes round again, which the
+     * half-space rule allows only once the receiver acknowledged a TLP over 2^11
+     * later; that one was sent after every copy of this one (each was sent
+     * while this was unacknowledged), and the wire is FIFO, so every copy of
+     * this TLP has been received by then. */
+    const pcie_tlp *tlp;
     pcie_flit_dlp dlp;            /* flit */
     pcie_flit *flit;              /* flit: TLP content (pool-owned copy) */
 } pcie_pkt;
@@ -105,6 +111,8 @@ struct pcie_port {
     /* flow control */
     pcie_fc_tx fct[PCIE_FC_TYPES];
     pcie_fc_rx fcr[PCIE_FC_TYPES];
+    int64_t fc_least[PCIE_FC_TYPES];  /* fc_type_urgent: the least a transmitter must have (1 header, 1 MPS of data) */
+    uint64_t fc_step[PCIE_FC_TYPES];  /* ... and the backlog that is urgent (an eighth of the buffer, >= least) */
     uint8_t fc_now;               /* classes with an UpdateFC scheduled */
     sim_time_ps fc_deadline[PCIE_FC_CLASSES];
     sim_time_ps fc_last_sent[PCIE_FC_CLASSES];
@@ -118,7 +126,6 @@ struct pcie_port {
     pcie_loop_ent *loop[PCIE_FC_CLASSES];
     size_t loop_head[PCIE_FC_CLASSES], loop_len[PCIE_FC_CLASSES];
     uint64_t loop_spent[PCIE_FC_CLASSES], loop_returned[PCIE_FC_CLASSES];
-    uint32_t loop_last_limit[PCIE_FC_CLASSES];
     double loop_sum_ns, loop_min_ns;
     uint64_t loop_n;
 
@@ -149,13 +156,19 @@ struct pcie_port {
     size_t rxb_timely;            /* entries that need their own drain event */
     uint64_t rxb_pend_hdr, rxb_pend_data; /* credits the buffered TLPs will release */
     bool rx_lazy;                 /* posted TLPs may leave the buffer at the next observer (exact, see rx_arm) */
-    bool settling;
+    bool settling, departing;
+    /* deferred arrivals (rx_defer_horizon): posted credits of TLPs on the wire towards this port */
+    bool defer_arrivals;
+    uint64_t defer_wire_hdr, defer_wire_data;
+    bool fc_adv_moved;            /* a posted UpdateFC went out since the last rejudge */
+    bool rejudging;               /* inside sim_link_rejudge: rx_deferrable counts nothing */
     sim_time_ps rx_now;           /* time of the receive-buffer departure being processed (0 = sim_now) */
 
     /* physical layer, transmit */
     sim_time_ps skp_next, last_tx_end;
     sim_rng rng;
     int64_t bits_to_error;        /* geometric skip to the next bit error */
+    bool wire_faults;             /* bit errors or a bad-link window in the direction it sends */
     /* Flit Mode assembly */
     pcie_flit *fa;                /* flit being filled */
     uint32_t fa_carry;            /* bytes of a TLP started in an earlier flit still to place */

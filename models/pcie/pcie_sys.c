@@ -56,6 +56,10 @@ static bool want_rd(const pcie_sys *s) { return s->cfg.op == PCIE_OP_RD || s->cf
 static void check_finished(pcie_sys *s)
 {
     if (s->finished) return;
+    /* Not yet even if every TLP still buffered or on the wire completed a
+     * transfer: skip the settling (the common case, once per TLP). */
+    if (want_wr(s) && s->wr_done + s->cpl.rxb_len + sim_link_in_flight(s->down) < s->cfg.count) return;
+    if (want_rd(s) && s->rd_done + s->req.rxb_len + sim_link_in_flight(s->up) < s->cfg.count) return;
     /* departures from the receive buffers that are due but deferred happen first */
     pcie_port_settle(&s->cpl);
     pcie_port_settle(&s->req);
