@@ -46,14 +46,14 @@ template <std::size_t W> struct port_bits<VlWide<W>> {
     }
     static void set(VlWide<W> &v, unsigned lsb, unsigned w, uint64_t x)
     {
-        for (unsigned put = 0; put < w;) {
-            unsigned bit = lsb + put, word = bit / 32, off = bit % 32;
-            unsigned take = 32 - off < w - put ? 32 - off : w - put;
-            uint32_t m = static_cast<uint32_t>(((uint64_t{1} << take) - 1) << off);
-            uint32_t val = static_cast<uint32_t>(((x >> put) << off) & m);
-            v[word] = (v[word] & ~m) | val;
-            put += take;
-        }
+        const unsigned word = lsb / 32, off = lsb % 32;
+        const uint64_t m = w >= 64 ? ~uint64_t{0} : ((uint64_t{1} << w) - 1);
+        x &= m;
+        v[word] = (v[word] & ~static_cast<uint32_t>(m << off)) | static_cast<uint32_t>(x << off);
+        if (w > 32 - off && word + 1 < W)
+            v[word + 1] = (v[word + 1] & ~static_cast<uint32_t>(m >> (32 - off))) | static_cast<uint32_t>(x >> (32 - off));
+        if (w > 64 - off && word + 2 < W)
+            v[word + 2] = (v[word + 2] & ~static_cast<uint32_t>(m >> (64 - off))) | static_cast<uint32_t>(x >> (64 - off));
     }
     static void clear(VlWide<W> &v) { std::memset(v.data(), 0, sizeof(EData) * W); }
 };
@@ -64,7 +64,7 @@ template <typename T> void clear_bits(T &v) { port_bits<T>::clear(v); }
 // Pointers are one-hot in the RTL; the index of a one-hot (0 for 0).
 unsigned onehot_index(uint64_t x) { return x ? static_cast<unsigned>(__builtin_ctzll(x)) : 0; }
 
-unsigned clog2(unsigned n)
+constexpr unsigned clog2(unsigned n)
 {
     unsigned b = 0;
     while ((1u << b) < n) b++;
@@ -96,11 +96,11 @@ public:
     bool tracing = false;   // keep a copy of the inputs for snap()
 };
 
-template <class V> class model final : public model_base {
+// NPORTS and DEPTH are template arguments, so every port field offset is a
+// constant and the per-cycle copies compile to a few word moves.
+template <class V, unsigned NPORTS, unsigned DEPTH, bool FANOUT> class model final : public model_base {
 public:
-    model(unsigned ports, unsigned depth, bool fanout)
-        : n_(ports), iw_(clog2(ports)), ow_(clog2(ports * depth + 1)),
-          all_(ports >= 64 ? ~uint64_t{0} : ((uint64_t{1} << ports) - 1)), fanout_(fanout)
+    model()
     {
         ctx_.reset(new VerilatedContext);
         ctx_->randReset(2);     // random initial state: the reset must cover everything
@@ -208,18 +208,25 @@ private:
     {
         out->valid = get_bits(top_->out_valid_o, 0, n_);
         out->credit = get_bits(top_->credit_o, 0, n_);
+        std::memset(out->out_data, 0, n_ * sizeof out->out_data[0]);
+        std::memset(out->out_src, 0, n_ * sizeof out->out_src[0]);
+        for (uint64_t r = out->valid; r; r &= r - 1) {
+            const unsigned p = static_cast<unsigned>(__builtin_ctzll(r));
+            out->out_data[p] = get_bits(top_->out_data_o, p * 64, 64);
+            out->out_src[p] = static_cast<uint8_t>(get_bits(top_->out_src_o, p * iw_, iw_));
+        }
         out->match_in = 0;
         for (unsigned p = 0; p < n_; p++) {
-            const bool v = (out->valid >> p) & 1;
-            out->out_data[p] = v ? get_bits(top_->out_data_o, p * 64, 64) : 0;
-            out->out_src[p] = v ? static_cast<uint8_t>(get_bits(top_->out_src_o, p * iw_, iw_)) : 0;
             out->credit_queue[p] = static_cast<uint8_t>(get_bits(top_->credit_queue_o, p * iw_, iw_));
             // dbg_match_o row p: one-hot output matched to input p
             const uint64_t row = get_bits(top_->dbg_match_o, p * n_, n_);
             out->match_out[p] = static_cast<uint8_t>(onehot_index(row));
             out->match_in |= uint64_t{row != 0} << p;
-            out->credit_extra[p] = fanout_ ? get_bits(top_->credit_extra_o, p * n_, n_) : 0;
         }
+        if constexpr (fanout_)
+            for (unsigned p = 0; p < n_; p++) out->credit_extra[p] = get_bits(top_->credit_extra_o, p * n_, n_);
+        else
+            std::memset(out->credit_extra, 0, n_ * sizeof out->credit_extra[0]);
     }
 
     void edge()
@@ -239,9 +246,9 @@ private:
         }
     }
 
-    unsigned n_, iw_, ow_;
-    uint64_t all_;           // the n_ port bits
-    bool fanout_;            // FANOUT_READ=1: credit_extra_o can be non-zero
+    static constexpr unsigned n_ = NPORTS, iw_ = clog2(NPORTS), ow_ = clog2(NPORTS * DEPTH + 1);
+    static constexpr uint64_t all_ = NPORTS >= 64 ? ~uint64_t{0} : ((uint64_t{1} << NPORTS) - 1);
+    static constexpr bool fanout_ = FANOUT;   // FANOUT_READ=1: credit_extra_o can be non-zero
     uint64_t driven_ = 0;    // inputs whose data/mask ports hold a flit
     bool edge_high_ = false;
     std::unique_ptr<VerilatedContext> ctx_;
@@ -251,16 +258,16 @@ private:
 
 struct variant_entry {
     xbar_rtl_variant v;
-    model_base *(*make)(unsigned ports, unsigned depth, bool fanout);
+    model_base *(*make)();
 };
 
-template <class V> model_base *make_model(unsigned ports, unsigned depth, bool fanout)
+template <class V, unsigned NPORTS, unsigned DEPTH, bool FANOUT> model_base *make_model()
 {
-    return new model<V>(ports, depth, fanout);
+    return new model<V, NPORTS, DEPTH, FANOUT>();
 }
 
 #define XBAR_RTL_ENTRY(ports, latency, depth, iters, flit_w, fanout, cls) \
-    { { ports, latency, depth, iters, flit_w, fanout }, &make_model<cls> },
+    { { ports, latency, depth, iters, flit_w, fanout }, &make_model<cls, ports, depth, fanout != 0> },
 const variant_entry k_variants[] = { XBAR_RTL_FOR_EACH(XBAR_RTL_ENTRY) };
 #undef XBAR_RTL_ENTRY
 const size_t k_n_variants = sizeof k_variants / sizeof k_variants[0];
@@ -348,7 +355,7 @@ extern "C" xbar_rtl *xbar_rtl_new(const xbar_rtl_cfg *cfg, char *why, size_t n)
     if (!x) return nullptr;
     x->entry = e;
     x->cfg = *cfg;
-    x->m = e->make(e->v.ports, e->v.depth, e->v.fanout_read != 0);
+    x->m = e->make();
     x->m->set_iters(cfg->iters);
     xbar_rtl_reset(x, 2);
     return x;
