@@ -68,22 +68,15 @@ module xbar_input_buf #(
     logic [N*TAG_W-1:0] head_tag_q;        // tag of every VOQ's head, row j at [j*TAG_W +: TAG_W]
     /* verilator lint_on UNUSEDSIGNAL */
 
-    // One-hot to index (0 for none): bit b is set where the one-hot bit's index has bit b.
-    function automatic logic [IW-1:0] onehot_index(input logic [N-1:0] x);
-        for (int b = 0; b < IW; b++) begin
-            logic [N-1:0] m;
-            for (int k = 0; k < N; k++) m[k] = ((k >> b) & 1) != 0;
-            onehot_index[b] = (x & m) != '0;
-        end
-    endfunction
-
     assign write    = {N{in_valid_i}} & in_dest_i & ~full_q;   // not into a full VOQ
     assign pop_mask = {N{pop_valid_i}} & (N'(1) << pop_queue_i);
     assign pops     = pop_mask | join_i;
 
+    logic [IW-1:0] wq;   // the VOQ a unicast flit goes to
+    xbar_onehot_index #(.N(N)) u_write_index (.onehot_i(write), .index_o(wq));
+
     always_ff @(posedge clk_i) begin : seq
         logic [N-1:0]  nonempty_n, full_n;
-        logic [IW-1:0] wq;
         logic [PW:0]   hp, tp, hw, tw, cnt;
         logic [OW-1:0] added, removed;
         nonempty_n = nonempty_q;
@@ -104,7 +97,6 @@ module xbar_input_buf #(
             hp = head_q[pop_queue_i];
             tp = tail_q[pop_queue_i];
             pop_data_q <= mem[pop_queue_i][hp[PW-1:0]];
-            wq = onehot_index(write);
             hw = head_q[wq];
             tw = tail_q[wq];
             // Writes. A written VOQ not popped this cycle gains a flit; one

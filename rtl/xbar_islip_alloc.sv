@@ -110,24 +110,14 @@ module xbar_islip_alloc #(
         end
     end
 
-    // One-hot to index (0 for none): bit b is set where the one-hot bit's index has bit b.
-    function automatic logic [IW-1:0] onehot_index(input logic [N-1:0] x);
-        for (int b = 0; b < IW; b++) begin
-            logic [N-1:0] m;
-            for (int c = 0; c < N; c++) m[c] = ((c >> b) & 1) != 0;
-            onehot_index[b] = (x & m) != '0;
-        end
-    endfunction
-
     // The match as indices: per input its output, per output its input.
+    for (genvar i = 0; i < N; i++) begin : g_index
+        xbar_onehot_index #(.N(N)) u_out (.onehot_i(match_row_o[i*N +: N]), .index_o(match_out_o[i*IW +: IW]));
+    end
     always_comb begin
-        logic [IW-1:0] j;
         match_in_o = '0;
-        for (int i = 0; i < N; i++) begin
-            j = onehot_index(match_row_o[i*N +: N]);
-            match_out_o[i*IW +: IW] = j;
-            if (in_match_o[i]) match_in_o[32'(j)*IW +: IW] = IW'(i);
-        end
+        for (int i = 0; i < N; i++)
+            if (in_match_o[i]) match_in_o[32'(match_out_o[i*IW +: IW])*IW +: IW] = IW'(i);
     end
 
     assign match_row_o  = g_it[ITERS-1].matched;
