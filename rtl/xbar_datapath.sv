@@ -1,9 +1,12 @@
 `timescale 1ns/1ps
-// Crossbar datapath and output pipeline: output j takes the flit popped from
-// the input it was matched to, and drives it LATENCY cycles later (LATENCY
-// register stages; the first is the output register). Outputs are not
-// back-pressured: the endpoint behind each output sinks one flit per cycle.
-// Data and source of an idle output read as zero.
+// Crossbar datapath and output pipeline. The first of the LATENCY register
+// stages is split: the input buffers register the flits they pop
+// (pop_data_i), and this module registers, per output, whether it was
+// matched and to which input; the crossbar mux follows those registers.
+// Stages 2..LATENCY register the mux's output. Output j drives its flit
+// LATENCY cycles after the match. Outputs are not back-pressured: the
+// endpoint behind each output sinks one flit per cycle. Data and source of
+// an idle output read as zero.
 module xbar_datapath #(
     parameter int N       = 4,
     parameter int FLIT_W  = 64,
@@ -11,49 +14,48 @@ module xbar_datapath #(
 ) (
     input  logic                   clk_i,
     input  logic                   rst_ni,
-    input  logic [N-1:0]           out_match_i,     // bit j: output j matched this cycle
-    input  logic [N*N-1:0]         match_col_i,     // row j: one-hot input matched to output j
-    input  logic [N*FLIT_W-1:0]    pop_data_i,      // [i*FLIT_W+:FLIT_W]: flit popped at input i
+    input  logic [N-1:0]           out_match_i,     // bit j: output j reads an input this cycle ...
+    input  logic [N*$clog2(N)-1:0] match_in_i,      // ... this one ([j*IW +: IW]; 0 when idle)
+    input  logic [N*FLIT_W-1:0]    pop_data_i,      // [i*FLIT_W +: FLIT_W]: flit popped at input i at the last edge
     output logic [N-1:0]           out_valid_o,
     output logic [N*FLIT_W-1:0]    out_data_o,
     output logic [N*$clog2(N)-1:0] out_src_o
 );
     localparam int IW = $clog2(N);
 
-    logic [N-1:0]        valid_q [LATENCY];
-    logic [N*FLIT_W-1:0] data_q  [LATENCY];
-    logic [N*IW-1:0]     src_q   [LATENCY];
-    logic [N*FLIT_W-1:0] switched;
-    logic [N*IW-1:0]     src;
+    // Stage s at [s*N +: N] and [s*N*IW +: N*IW]; stage 0 is the registered match.
+    logic [LATENCY*N-1:0]    valid_q;
+    logic [LATENCY*N*IW-1:0] src_q;
+    logic [N*FLIT_W-1:0]     switched;   // stage 0 through the crossbar mux
 
     always_comb begin
-        for (int j = 0; j < N; j++) begin
-            src[j*IW +: IW] = IW'($countones(match_col_i[j*N +: N] - 1'b1));   // index of the one-hot
-            if (!out_match_i[j]) src[j*IW +: IW] = '0;
-            switched[j*FLIT_W +: FLIT_W] = out_match_i[j] ? pop_data_i[32'(src[j*IW +: IW])*FLIT_W +: FLIT_W] : '0;
-        end
+        logic [FLIT_W-1:0] flit [N];
+        for (int i = 0; i < N; i++) flit[i] = pop_data_i[i*FLIT_W +: FLIT_W];
+        for (int j = 0; j < N; j++)
+            switched[j*FLIT_W +: FLIT_W] = valid_q[j] ? flit[src_q[j*IW +: IW]] : '0;
     end
 
     always_ff @(posedge clk_i) begin
         if (!rst_ni) begin
-            for (int s = 0; s < LATENCY; s++) begin
-                valid_q[s] <= '0;
-                data_q[s]  <= '0;
-                src_q[s]   <= '0;
-            end
+            valid_q <= '0;
+            src_q   <= '0;
         end else begin
-            valid_q[0] <= out_match_i;
-            data_q[0]  <= switched;
-            src_q[0]   <= src;
-            for (int s = 1; s < LATENCY; s++) begin
-                valid_q[s] <= valid_q[s-1];
-                data_q[s]  <= data_q[s-1];
-                src_q[s]   <= src_q[s-1];
-            end
+            valid_q <= (LATENCY*N)'({valid_q, out_match_i});
+            src_q   <= (LATENCY*N*IW)'({src_q, match_in_i});
         end
     end
 
-    assign out_valid_o = valid_q[LATENCY-1];
-    assign out_data_o  = data_q[LATENCY-1];
-    assign out_src_o   = src_q[LATENCY-1];
+    if (LATENCY == 1) begin : g_mux_out
+        assign out_data_o = switched;
+    end else begin : g_stages
+        logic [(LATENCY-1)*N*FLIT_W-1:0] data_q;   // stage s (1..LATENCY-1) at [(s-1)*N*FLIT_W +: N*FLIT_W]
+        always_ff @(posedge clk_i) begin
+            if (!rst_ni) data_q <= '0;
+            else         data_q <= ((LATENCY-1)*N*FLIT_W)'({data_q, switched});
+        end
+        assign out_data_o = data_q[(LATENCY-2)*N*FLIT_W +: N*FLIT_W];
+    end
+
+    assign out_valid_o = valid_q[(LATENCY-1)*N +: N];
+    assign out_src_o   = src_q[(LATENCY-1)*N*IW +: N*IW];
 endmodule

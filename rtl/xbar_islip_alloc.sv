@@ -7,10 +7,16 @@
 //           after its accept pointer a[i];
 //   pointers move only for accepted grants and only in iteration 1:
 //           g[j] = i+1 mod N, a[i] = j+1 mod N.
-// Allocation is combinational within the cycle; only the pointers (one-hot)
-// and the registered iteration count are state. iters_i (1..ITERS) is a
+// Allocation is combinational within the cycle; only the pointers and the
+// registered iteration count are state. iters_i (1..ITERS) is a
 // configuration input sampled while rst_ni is low; it selects how many of
 // the ITERS built iterations take part.
+//
+// Everything is kept in rows (row i = input i, bit j = output j), so no
+// matrix is ever transposed: the grant pointers are stored as gsel (row i,
+// bit j: g[j] == i), and the N grant arbiters become one scan down the rows
+// with all outputs side by side in a word (first requester at or after g[j],
+// then the wrap-around), which simulates in a few word operations per row.
 // Matrices are flat: row r at [r*N +: N].
 module xbar_islip_alloc #(
     parameter int N     = 4,
@@ -21,24 +27,32 @@ module xbar_islip_alloc #(
     input  logic [$clog2(ITERS+1)-1:0] iters_i,
     input  logic [N*N-1:0]             req_i,         // row i, bit j: VOQ[i][j] is not empty
     output logic [N*N-1:0]             match_row_o,   // row i: one-hot output matched to input i
-    output logic [N*N-1:0]             match_col_o,   // row j: one-hot input matched to output j
-    output logic [N-1:0]               out_match_o,   // bit j: output j matched this cycle
-    output logic [N*N-1:0]             grant_ptr_o,   // row j: g[j], one-hot
+    output logic [N-1:0]               in_match_o,    // bit i: input i matched this cycle ...
+    output logic [N*$clog2(N)-1:0]     match_out_o,   // ... to this output ([i*IW +: IW]; 0 when not)
+    output logic [N-1:0]               out_match_o,   // bit j: output j matched this cycle ...
+    output logic [N*$clog2(N)-1:0]     match_in_o,    // ... to this input ([j*IW +: IW]; 0 when not)
+    output logic [N*N-1:0]             grant_sel_o,   // row i, bit j: g[j] == i
     output logic [N*N-1:0]             accept_ptr_o   // row i: a[i], one-hot
 );
     localparam int CW = $clog2(ITERS + 1);
+    localparam int IW = $clog2(N);
 
-    logic [N*N-1:0] gptr_q, aptr_q;
+    logic [N*N-1:0] gsel_q, aptr_q;
     logic [CW-1:0]  iters_q;
-    logic [N*N-1:0] req_col;   // row j, bit i: input i requests output j
+    logic [N*N-1:0] ge;        // row i, bit j: g[j] <= i (prefix OR of gsel rows)
 
-    xbar_bit_transpose #(.N(N)) u_req_t (.in_i(req_i), .out_o(req_col));
+    always_comb begin
+        logic [N-1:0] upto;
+        upto = '0;
+        for (int i = 0; i < N; i++) begin
+            upto = upto | gsel_q[i*N +: N];
+            ge[i*N +: N] = upto;
+        end
+    end
 
     for (genvar k = 0; k < ITERS; k++) begin : g_it
         logic [N-1:0]   in_free, out_free;   // still unmatched when this iteration starts
-        logic           active;
-        logic [N*N-1:0] gnt;                 // row j: one-hot input granted by output j
-        logic [N*N-1:0] gnt_row;             // row i: outputs granting input i
+        logic [N*N-1:0] gnt;                 // row i: outputs granting input i
         logic [N*N-1:0] acc;                 // row i: one-hot output accepted by input i
         /* verilator lint_off UNUSEDSIGNAL */   // the last iteration's in_took has no successor
         logic [N-1:0]   in_took;             // matched in this iteration
@@ -53,22 +67,29 @@ module xbar_islip_alloc #(
             assign in_free  = g_it[k-1].in_free  & ~g_it[k-1].in_took;
             assign out_free = g_it[k-1].out_free & ~g_it[k-1].out_took;
         end
-        assign active = (CW'(k) < iters_q);
 
-        for (genvar j = 0; j < N; j++) begin : g_grant
-            xbar_rr_arbiter #(.N(N)) u_grant (
-                .req_i (req_col[j*N +: N] & in_free & {N{out_free[j] & active}}),
-                .ptr_i (gptr_q[j*N +: N]),
-                .gnt_o (gnt[j*N +: N])
-            );
+        // Grant: for every output at once, walk the inputs from 0 to N-1 and
+        // keep the first request at or after g[j]; outputs still free after
+        // the walk take their first request below g[j] (the wrap-around).
+        always_comb begin
+            logic [N-1:0] taken, r;
+            taken = '0;
+            for (int i = 0; i < N; i++) begin
+                r = req_i[i*N +: N] & out_free & {N{in_free[i] && CW'(k) < iters_q}};
+                gnt[i*N +: N] = r & ge[i*N +: N] & ~taken;
+                taken = taken | gnt[i*N +: N];
+            end
+            for (int i = 0; i < N; i++) begin
+                r = req_i[i*N +: N] & out_free & {N{in_free[i] && CW'(k) < iters_q}} & ~taken;
+                gnt[i*N +: N] = gnt[i*N +: N] | r;
+                taken = taken | r;
+            end
         end
-
-        xbar_bit_transpose #(.N(N)) u_gnt_t (.in_i(gnt), .out_o(gnt_row));
 
         // Grants only reach free inputs, so no extra gating is needed here.
         for (genvar i = 0; i < N; i++) begin : g_accept
             xbar_rr_arbiter #(.N(N)) u_accept (
-                .req_i (gnt_row[i*N +: N]),
+                .req_i (gnt[i*N +: N]),
                 .ptr_i (aptr_q[i*N +: N]),
                 .gnt_o (acc[i*N +: N])
             );
@@ -89,30 +110,39 @@ module xbar_islip_alloc #(
         end
     end
 
-    assign match_row_o  = g_it[ITERS-1].matched;
-    assign out_match_o  = ~(g_it[ITERS-1].out_free & ~g_it[ITERS-1].out_took);
-    assign grant_ptr_o  = gptr_q;
-    assign accept_ptr_o = aptr_q;
-    xbar_bit_transpose #(.N(N)) u_match_t (.in_i(match_row_o), .out_o(match_col_o));
+    // The match as indices: per input its output, per output its input.
+    for (genvar i = 0; i < N; i++) begin : g_index
+        xbar_onehot_index #(.N(N)) u_out (.onehot_i(match_row_o[i*N +: N]), .index_o(match_out_o[i*IW +: IW]));
+    end
+    always_comb begin
+        match_in_o = '0;
+        for (int i = 0; i < N; i++)
+            if (in_match_o[i]) match_in_o[32'(match_out_o[i*IW +: IW])*IW +: IW] = IW'(i);
+    end
 
-    // Pointer update: first iteration, accepted grants only. Moving a one-hot
-    // pointer to "one past" the granted port is a rotate by one.
+    assign match_row_o  = g_it[ITERS-1].matched;
+    assign in_match_o   = ~(g_it[ITERS-1].in_free & ~g_it[ITERS-1].in_took);
+    assign out_match_o  = ~(g_it[ITERS-1].out_free & ~g_it[ITERS-1].out_took);
+    assign grant_sel_o  = gsel_q;
+    assign accept_ptr_o = aptr_q;
+
+    // Pointer update: first iteration, accepted grants only. a[i] moves to one
+    // past the accepted output (a rotate of the one-hot); g[j] moves to one
+    // past the accepting input, i.e. bit j moves to the next row of gsel.
     function automatic logic [N-1:0] rotl1(input logic [N-1:0] x);
         rotl1 = {x[N-2:0], x[N-1]};
     endfunction
 
     always_ff @(posedge clk_i) begin
         if (!rst_ni) begin
-            for (int p = 0; p < N; p++) begin
-                gptr_q[p*N +: N] <= N'(1);
-                aptr_q[p*N +: N] <= N'(1);
-            end
+            gsel_q  <= {{(N*N-N){1'b0}}, {N{1'b1}}};   // every g[j] = 0
+            for (int p = 0; p < N; p++) aptr_q[p*N +: N] <= N'(1);
             iters_q <= iters_i;
         end else begin
-            for (int j = 0; j < N; j++)
-                if (g_it[0].out_took[j]) gptr_q[j*N +: N] <= rotl1(g_it[0].gnt[j*N +: N]);
-            for (int i = 0; i < N; i++)
+            for (int i = 0; i < N; i++) begin
+                gsel_q[i*N +: N] <= (gsel_q[i*N +: N] & ~g_it[0].out_took) | g_it[0].acc[((i + N - 1) % N)*N +: N];
                 if (g_it[0].in_took[i]) aptr_q[i*N +: N] <= rotl1(g_it[0].acc[i*N +: N]);
+            end
         end
     end
 endmodule

@@ -34,29 +34,26 @@ template <typename T> struct port_bits {
     }
     static void clear(T &v) { v = 0; }
 };
+// Wide ports: a field of at most 64 bits spans at most three 32-bit words.
 template <std::size_t W> struct port_bits<VlWide<W>> {
     static uint64_t get(const VlWide<W> &v, unsigned lsb, unsigned w)
     {
-        uint64_t x = 0;
-        for (unsigned got = 0; got < w;) {
-            unsigned bit = lsb + got, word = bit / 32, off = bit % 32;
-            unsigned take = 32 - off < w - got ? 32 - off : w - got;
-            uint64_t part = (static_cast<uint64_t>(v.at(word)) >> off) & ((uint64_t{1} << take) - 1);
-            x |= part << got;
-            got += take;
-        }
-        return x;
+        const unsigned word = lsb / 32, off = lsb % 32;
+        uint64_t x = v[word] >> off;
+        if (w > 32 - off && word + 1 < W) x |= static_cast<uint64_t>(v[word + 1]) << (32 - off);
+        if (w > 64 - off && word + 2 < W) x |= static_cast<uint64_t>(v[word + 2]) << (64 - off);
+        return w >= 64 ? x : (x & ((uint64_t{1} << w) - 1));
     }
     static void set(VlWide<W> &v, unsigned lsb, unsigned w, uint64_t x)
     {
-        for (unsigned put = 0; put < w;) {
-            unsigned bit = lsb + put, word = bit / 32, off = bit % 32;
-            unsigned take = 32 - off < w - put ? 32 - off : w - put;
-            uint32_t m = static_cast<uint32_t>(((uint64_t{1} << take) - 1) << off);
-            uint32_t val = static_cast<uint32_t>(((x >> put) << off) & m);
-            v.at(word) = (v.at(word) & ~m) | val;
-            put += take;
-        }
+        const unsigned word = lsb / 32, off = lsb % 32;
+        const uint64_t m = w >= 64 ? ~uint64_t{0} : ((uint64_t{1} << w) - 1);
+        x &= m;
+        v[word] = (v[word] & ~static_cast<uint32_t>(m << off)) | static_cast<uint32_t>(x << off);
+        if (w > 32 - off && word + 1 < W)
+            v[word + 1] = (v[word + 1] & ~static_cast<uint32_t>(m >> (32 - off))) | static_cast<uint32_t>(x >> (32 - off));
+        if (w > 64 - off && word + 2 < W)
+            v[word + 2] = (v[word + 2] & ~static_cast<uint32_t>(m >> (64 - off))) | static_cast<uint32_t>(x >> (64 - off));
     }
     static void clear(VlWide<W> &v) { std::memset(v.data(), 0, sizeof(EData) * W); }
 };
@@ -67,7 +64,7 @@ template <typename T> void clear_bits(T &v) { port_bits<T>::clear(v); }
 // Pointers are one-hot in the RTL; the index of a one-hot (0 for 0).
 unsigned onehot_index(uint64_t x) { return x ? static_cast<unsigned>(__builtin_ctzll(x)) : 0; }
 
-unsigned clog2(unsigned n)
+constexpr unsigned clog2(unsigned n)
 {
     unsigned b = 0;
     while ((1u << b) < n) b++;
@@ -99,10 +96,11 @@ public:
     bool tracing = false;   // keep a copy of the inputs for snap()
 };
 
-template <class V> class model final : public model_base {
+// NPORTS and DEPTH are template arguments, so every port field offset is a
+// constant and the per-cycle copies compile to a few word moves.
+template <class V, unsigned NPORTS, unsigned DEPTH, bool FANOUT> class model final : public model_base {
 public:
-    model(unsigned ports, unsigned depth)
-        : n_(ports), iw_(clog2(ports)), ow_(clog2(ports * depth + 1))
+    model()
     {
         ctx_.reset(new VerilatedContext);
         ctx_->randReset(2);     // random initial state: the reset must cover everything
@@ -121,6 +119,7 @@ public:
         clear_bits(top_->in_valid_i);
         clear_bits(top_->in_data_i);
         clear_bits(top_->in_dest_i);
+        driven_ = 0;
         top_->rst_ni = 0;
         for (unsigned c = 0; c < cycles; c++) edge();
         top_->rst_ni = 1;
@@ -130,38 +129,10 @@ public:
 
     void step(const xbar_in *in, xbar_out *out) override
     {
-        // Drive this cycle's inputs; idle inputs read as zero (clean waves).
-        const uint64_t all = n_ >= 64 ? ~uint64_t{0} : ((uint64_t{1} << n_) - 1);
-        const uint64_t valid = in->valid & all;
-        set_bits(top_->in_valid_i, 0, n_, valid);
-        for (unsigned i = 0; i < n_; i++) {
-            bool v = (valid >> i) & 1;
-            set_bits(top_->in_data_i, i * 64, 64, v ? in->in[i].data : 0);
-            set_bits(top_->in_dest_i, i * n_, n_, v ? (in->in[i].dest_mask & all) : 0);
-        }
+        drive_inputs(in);
         top_->clk_i = 0;
         top_->eval();
-
-        // What the switch drives in this cycle.
-        out->valid = get_bits(top_->out_valid_o, 0, n_);
-        out->credit = get_bits(top_->credit_o, 0, n_);
-        out->match_in = 0;
-        for (unsigned p = 0; p < n_; p++) {
-            if ((out->valid >> p) & 1) {
-                out->out_data[p] = get_bits(top_->out_data_o, p * 64, 64);
-                out->out_src[p] = static_cast<uint8_t>(get_bits(top_->out_src_o, p * iw_, iw_));
-            } else {
-                out->out_data[p] = 0;
-                out->out_src[p] = 0;
-            }
-            out->credit_queue[p] = static_cast<uint8_t>(get_bits(top_->credit_queue_o, p * iw_, iw_));
-            // dbg_match_o row p: one-hot output matched to input p
-            uint64_t row = get_bits(top_->dbg_match_o, p * n_, n_);
-            out->match_out[p] = row ? static_cast<uint8_t>(__builtin_ctzll(row)) : 0;
-            if (row) out->match_in |= uint64_t{1} << p;
-            out->credit_extra[p] = get_bits(top_->credit_extra_o, p * n_, n_);
-        }
-        if (tracing) save_inputs(valid, in, all);
+        read_outputs(out);
         edge_high_ = true;
     }
 
@@ -190,7 +161,7 @@ public:
             uint64_t row = get_bits(top_->dbg_match_o, p * n_, n_);
             s->match_out[p] = row ? static_cast<uint64_t>(__builtin_ctzll(row)) : 0;
             if (row) s->match |= uint64_t{1} << p;
-            s->gptr[p] = onehot_index(get_bits(top_->dbg_grant_ptr_o, p * n_, n_));
+            s->gptr[p] = gptr(p);
             s->aptr[p] = onehot_index(get_bits(top_->dbg_accept_ptr_o, p * n_, n_));
             s->req[p] = get_bits(top_->dbg_req_o, p * n_, n_);
             s->occ[p] = get_bits(top_->dbg_occupancy_o, p * ow_, ow_);
@@ -200,11 +171,64 @@ public:
     }
 
     bool overflow() const override { return top_->err_overflow_o != 0; }
-    unsigned gptr(unsigned j) const override { return onehot_index(get_bits(top_->dbg_grant_ptr_o, j * n_, n_)); }
+    // dbg_grant_ptr_o holds the grant pointers as the allocator keeps them: row i, bit j set when g[j] == i.
+    unsigned gptr(unsigned j) const override
+    {
+        for (unsigned i = 0; i < n_; i++)
+            if ((get_bits(top_->dbg_grant_ptr_o, i * n_, n_) >> j) & 1) return i;
+        return 0;
+    }
     unsigned aptr(unsigned i) const override { return onehot_index(get_bits(top_->dbg_accept_ptr_o, i * n_, n_)); }
     unsigned occ(unsigned i) const override { return static_cast<unsigned>(get_bits(top_->dbg_occupancy_o, i * ow_, ow_)); }
 
 private:
+    // Drive this cycle's inputs. Only ports that present a flit, or did in
+    // the last cycle (their data and mask go back to zero, for clean waves),
+    // are written: O(active ports).
+    void drive_inputs(const xbar_in *in)
+    {
+        const uint64_t valid = in->valid & all_;
+        set_bits(top_->in_valid_i, 0, n_, valid);
+        for (uint64_t r = valid; r; r &= r - 1) {
+            const unsigned i = static_cast<unsigned>(__builtin_ctzll(r));
+            set_bits(top_->in_data_i, i * 64, 64, in->in[i].data);
+            set_bits(top_->in_dest_i, i * n_, n_, in->in[i].dest_mask & all_);
+        }
+        for (uint64_t r = driven_ & ~valid; r; r &= r - 1) {
+            const unsigned i = static_cast<unsigned>(__builtin_ctzll(r));
+            set_bits(top_->in_data_i, i * 64, 64, 0);
+            set_bits(top_->in_dest_i, i * n_, n_, 0);
+        }
+        driven_ = valid;
+        if (tracing) save_inputs(valid, in);
+    }
+
+    // What the switch drives in this cycle (every field of out is written).
+    void read_outputs(xbar_out *out) const
+    {
+        out->valid = get_bits(top_->out_valid_o, 0, n_);
+        out->credit = get_bits(top_->credit_o, 0, n_);
+        std::memset(out->out_data, 0, n_ * sizeof out->out_data[0]);
+        std::memset(out->out_src, 0, n_ * sizeof out->out_src[0]);
+        for (uint64_t r = out->valid; r; r &= r - 1) {
+            const unsigned p = static_cast<unsigned>(__builtin_ctzll(r));
+            out->out_data[p] = get_bits(top_->out_data_o, p * 64, 64);
+            out->out_src[p] = static_cast<uint8_t>(get_bits(top_->out_src_o, p * iw_, iw_));
+        }
+        out->match_in = 0;
+        for (unsigned p = 0; p < n_; p++) {
+            out->credit_queue[p] = static_cast<uint8_t>(get_bits(top_->credit_queue_o, p * iw_, iw_));
+            // dbg_match_o row p: one-hot output matched to input p
+            const uint64_t row = get_bits(top_->dbg_match_o, p * n_, n_);
+            out->match_out[p] = static_cast<uint8_t>(onehot_index(row));
+            out->match_in |= uint64_t{row != 0} << p;
+        }
+        if constexpr (fanout_)
+            for (unsigned p = 0; p < n_; p++) out->credit_extra[p] = get_bits(top_->credit_extra_o, p * n_, n_);
+        else
+            std::memset(out->credit_extra, 0, n_ * sizeof out->credit_extra[0]);
+    }
+
     void edge()
     {
         top_->clk_i = 0;
@@ -212,17 +236,20 @@ private:
         top_->clk_i = 1;
         top_->eval();
     }
-    void save_inputs(uint64_t valid, const xbar_in *in, uint64_t all)
+    void save_inputs(uint64_t valid, const xbar_in *in)
     {
         in_valid_ = valid;
         for (unsigned i = 0; i < n_; i++) {
             bool v = (valid >> i) & 1;
             in_data_[i] = v ? in->in[i].data : 0;
-            in_dest_[i] = v ? (in->in[i].dest_mask & all) : 0;
+            in_dest_[i] = v ? (in->in[i].dest_mask & all_) : 0;
         }
     }
 
-    unsigned n_, iw_, ow_;
+    static constexpr unsigned n_ = NPORTS, iw_ = clog2(NPORTS), ow_ = clog2(NPORTS * DEPTH + 1);
+    static constexpr uint64_t all_ = NPORTS >= 64 ? ~uint64_t{0} : ((uint64_t{1} << NPORTS) - 1);
+    static constexpr bool fanout_ = FANOUT;   // FANOUT_READ=1: credit_extra_o can be non-zero
+    uint64_t driven_ = 0;    // inputs whose data/mask ports hold a flit
     bool edge_high_ = false;
     std::unique_ptr<VerilatedContext> ctx_;
     std::unique_ptr<V> top_;
@@ -231,13 +258,16 @@ private:
 
 struct variant_entry {
     xbar_rtl_variant v;
-    model_base *(*make)(unsigned ports, unsigned depth);
+    model_base *(*make)();
 };
 
-template <class V> model_base *make_model(unsigned ports, unsigned depth) { return new model<V>(ports, depth); }
+template <class V, unsigned NPORTS, unsigned DEPTH, bool FANOUT> model_base *make_model()
+{
+    return new model<V, NPORTS, DEPTH, FANOUT>();
+}
 
 #define XBAR_RTL_ENTRY(ports, latency, depth, iters, flit_w, fanout, cls) \
-    { { ports, latency, depth, iters, flit_w, fanout }, &make_model<cls> },
+    { { ports, latency, depth, iters, flit_w, fanout }, &make_model<cls, ports, depth, fanout != 0> },
 const variant_entry k_variants[] = { XBAR_RTL_FOR_EACH(XBAR_RTL_ENTRY) };
 #undef XBAR_RTL_ENTRY
 const size_t k_n_variants = sizeof k_variants / sizeof k_variants[0];
@@ -325,7 +355,7 @@ extern "C" xbar_rtl *xbar_rtl_new(const xbar_rtl_cfg *cfg, char *why, size_t n)
     if (!x) return nullptr;
     x->entry = e;
     x->cfg = *cfg;
-    x->m = e->make(e->v.ports, e->v.depth);
+    x->m = e->make();
     x->m->set_iters(cfg->iters);
     xbar_rtl_reset(x, 2);
     return x;

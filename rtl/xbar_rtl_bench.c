@@ -9,7 +9,9 @@
  *                         model=rtl (the kernel, links, traffic and endpoints around the RTL)
  *   model_both_overhead   the same with model=both (C core + RTL in lock-step)
  *   model_tl_cycles_per_s the C core in the same component, for reference
- * Usage: rtl_bench [cycles] [bench.json] */
+ * Usage: rtl_bench [cycles] [bench.json] [bare]
+ * With "bare", only the bare loop runs and nothing is written (for profiling:
+ * valgrind --tool=callgrind build/bin/rtl_bench 20000 - bare). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +116,7 @@ int main(int argc, char **argv)
     loop_speed bare = run_bare(16, 1, cycles, NULL);
     printf("rtl_bench: bare loop, 16 ports, iSLIP-1, uniform load 1.0: %.3f M cycles/s CPU, %.3f M cycles/s wall "
            "(throughput %.4f)\n", bare.cpu_cps / 1e6, bare.wall_cps / 1e6, bare.throughput);
+    if (argc > 3 && strcmp(argv[3], "bare") == 0) return 0;
     loop_speed bare4 = run_bare(16, 4, cycles / 2, NULL);
     printf("rtl_bench: bare loop, iSLIP-4 model: %.3f M cycles/s CPU (throughput %.4f)\n", bare4.cpu_cps / 1e6, bare4.throughput);
 

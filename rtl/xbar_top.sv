@@ -38,7 +38,7 @@ module xbar_top #(
     // Observability (waves, lock-step comparison); not needed by a user.
     // Matrices: row r at [r*NPORTS +: NPORTS], one-hot where named so.
     output logic [NPORTS*NPORTS-1:0]              dbg_match_o,       // row i: one-hot output matched to input i this cycle
-    output logic [NPORTS*NPORTS-1:0]              dbg_grant_ptr_o,   // row j: g[j], one-hot
+    output logic [NPORTS*NPORTS-1:0]              dbg_grant_ptr_o,   // row i, bit j: g[j] == i (as the allocator stores them)
     output logic [NPORTS*NPORTS-1:0]              dbg_accept_ptr_o,  // row i: a[i], one-hot
     output logic [NPORTS*NPORTS-1:0]              dbg_req_o,         // row i, bit j: VOQ[i][j] not empty
     output logic [NPORTS*$clog2(NPORTS*DEPTH+1)-1:0] dbg_occupancy_o, // flits held per input
@@ -56,11 +56,12 @@ module xbar_top #(
     end
 `endif
 
-    logic [N*N-1:0]      req, match_row, match_col;
-    logic [N-1:0]        out_match;
+    logic [N*N-1:0]      req, match_row;
+    logic [N-1:0]        in_match, out_match;
+    logic [N*IW-1:0]     match_out, match_in;
     logic [N*N-1:0]      sibling, join_row;
-    logic [N*N-1:0]      dp_col;      // per output: the input it reads (matched or joined)
-    logic [N-1:0]        dp_valid;
+    logic [N-1:0]        dp_valid;    // per output: reads an input (matched or joined) ...
+    logic [N*IW-1:0]     dp_src;      // ... this one
     logic [N*FLIT_W-1:0] pop_data;
     logic [N-1:0]        overflow;
 
@@ -71,7 +72,8 @@ module xbar_top #(
             .in_valid_i     (in_valid_i[i]),
             .in_data_i      (in_data_i[i*FLIT_W +: FLIT_W]),
             .in_dest_i      (in_dest_i[i*N +: N]),
-            .pop_i          (match_row[i*N +: N]),
+            .pop_valid_i    (in_match[i]),
+            .pop_queue_i    (match_out[i*IW +: IW]),
             .join_i         (join_row[i*N +: N]),
             .nonempty_o     (req[i*N +: N]),
             .pop_data_o     (pop_data[i*FLIT_W +: FLIT_W]),
@@ -90,9 +92,11 @@ module xbar_top #(
         .iters_i        (cfg_iters_i),
         .req_i          (req),
         .match_row_o    (match_row),
-        .match_col_o    (match_col),
+        .in_match_o     (in_match),
+        .match_out_o    (match_out),
         .out_match_o    (out_match),
-        .grant_ptr_o    (dbg_grant_ptr_o),
+        .match_in_o     (match_in),
+        .grant_sel_o    (dbg_grant_ptr_o),
         .accept_ptr_o   (dbg_accept_ptr_o)
     );
 
@@ -106,14 +110,20 @@ module xbar_top #(
             .join_col_o  (join_col),
             .join_row_o  (join_row)
         );
+        // An output either is matched or joins one input, never both.
         always_comb begin
-            for (int j = 0; j < N; j++) dp_valid[j] = out_match[j] | (join_col[j*N +: N] != '0);
+            for (int j = 0; j < N; j++) begin
+                logic [IW-1:0] src;
+                src = '0;
+                for (int i = 0; i < N; i++) if (join_col[j*N + i]) src = IW'(i);
+                dp_valid[j] = out_match[j] | (join_col[j*N +: N] != '0);
+                dp_src[j*IW +: IW] = out_match[j] ? match_in[j*IW +: IW] : src;
+            end
         end
-        assign dp_col = match_col | join_col;
     end else begin : g_no_fanout
         assign join_row = '0;
         assign dp_valid = out_match;
-        assign dp_col   = match_col;
+        assign dp_src   = match_in;
         /* verilator lint_off UNUSEDSIGNAL */   // only the fan-out join reads the sibling heads
         logic [N*N-1:0] unused_sibling;
         /* verilator lint_on UNUSEDSIGNAL */
@@ -124,7 +134,7 @@ module xbar_top #(
         .clk_i          (clk_i),
         .rst_ni         (rst_ni),
         .out_match_i    (dp_valid),
-        .match_col_i    (dp_col),
+        .match_in_i     (dp_src),
         .pop_data_i     (pop_data),
         .out_valid_o    (out_valid_o),
         .out_data_o     (out_data_o),

@@ -5,7 +5,7 @@
 # prints the cell counts. Exit 1 on any finding.
 set -u
 RTL=$(cd "$(dirname "$0")/../rtl" && pwd)
-SRC="$RTL/xbar_rr_arbiter.sv $RTL/xbar_bit_transpose.sv $RTL/xbar_islip_alloc.sv $RTL/xbar_input_buf.sv $RTL/xbar_fanout_join.sv $RTL/xbar_datapath.sv $RTL/xbar_top.sv"
+SRC="$RTL/xbar_rr_arbiter.sv $RTL/xbar_onehot_index.sv $RTL/xbar_bit_transpose.sv $RTL/xbar_islip_alloc.sv $RTL/xbar_input_buf.sv $RTL/xbar_fanout_join.sv $RTL/xbar_datapath.sv $RTL/xbar_top.sv"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail=0

@@ -15,8 +15,9 @@ struct sim_trace {
     sim_kernel *k;
     uint64_t last_time;
     bool time_written;
-    /* per-variable width, so values can be formatted */
-    unsigned *width;
+    /* per variable: width (to format values) and the last value given, so a
+     * bit vector given its current value again is not written again */
+    struct trace_var_state { unsigned width; bool has_last; uint64_t last; } *var;
     size_t n_vars, cap_vars;
     int depth;
     bool frozen;
@@ -26,6 +27,15 @@ struct sim_trace {
 };
 
 static void stamp(sim_trace *t, uint64_t time_ps);
+
+/* "00000000" .. "11111111": the bits of a byte, most significant first. */
+static char byte_bits[256][8];
+
+static void init_byte_bits(void)
+{
+    for (unsigned b = 0; b < 256; b++)
+        for (unsigned i = 0; i < 8; i++) byte_bits[b][i] = (b >> (7 - i)) & 1 ? '1' : '0';
+}
 
 static void remember_value(sim_trace *t, sim_trace_var v, char kind, const void *bytes, uint32_t len)
 {
@@ -71,6 +81,7 @@ sim_trace *sim_trace_open(sim_kernel *k, const char *path)
     }
     sim_trace *t = calloc(1, sizeof *t);
     if (!t) sim_fatal("out of memory");
+    if (byte_bits[0][0] != '0') init_byte_bits();
     t->fst = fst;
     t->k = k;
     fstWriterSetTimescaleFromString(fst, "1ps");
@@ -87,7 +98,7 @@ void sim_trace_close(sim_trace *t)
     sim_trace_freeze(t);
     if (t->k && t->time_written && sim_now(t->k) > t->last_time) fstWriterEmitTimeChange(t->fst, sim_now(t->k));
     fstWriterClose(t->fst);
-    free(t->width);
+    free(t->var);
     free(t);
 }
 
@@ -127,11 +138,11 @@ static sim_trace_var remember(sim_trace *t, fstHandle h, unsigned width)
     if (h >= t->cap_vars) {
         size_t ncap = t->cap_vars ? 2 * t->cap_vars : 256;
         while (ncap <= h) ncap *= 2;
-        t->width = realloc(t->width, ncap * sizeof *t->width);
-        if (!t->width) sim_fatal("out of memory");
+        t->var = realloc(t->var, ncap * sizeof *t->var);
+        if (!t->var) sim_fatal("out of memory");
         t->cap_vars = ncap;
     }
-    t->width[h] = width;
+    t->var[h] = (struct trace_var_state){ .width = width };
     if (h >= t->n_vars) t->n_vars = h + 1;
     return (sim_trace_var)h;
 }
@@ -184,15 +195,30 @@ static void stamp(sim_trace *t, uint64_t time_ps)
     }
 }
 
+/* The FST writer takes a value as a string of '0'/'1', most significant bit first. */
+static void format_bits(char *bits, uint64_t value, unsigned w)
+{
+    unsigned head = w % 8, at = 0;
+    if (head) {
+        memcpy(bits, byte_bits[(value >> (w - head)) & 0xff] + (8 - head), head);
+        at = head;
+    }
+    for (unsigned shift = w - head; shift > 0; shift -= 8, at += 8) memcpy(bits + at, byte_bits[(value >> (shift - 8)) & 0xff], 8);
+    bits[w] = 0;
+}
+
 void sim_trace_emit_u64_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, uint64_t value)
 {
     if (!t || !v) return;
-    unsigned w = t->width[v];
+    struct trace_var_state *vs = &t->var[v];
+    /* The same value again is no change (the waves look the same without it). */
+    if (vs->has_last && vs->last == value) return;
+    vs->has_last = true;
+    vs->last = value;
     char bits[65];
-    for (unsigned i = 0; i < w; i++) bits[w - 1 - i] = (value >> i) & 1 ? '1' : '0';
-    bits[w] = 0;
+    format_bits(bits, value, vs->width);
     if (!t->frozen) {
-        remember_value(t, v, 'b', bits, w);
+        remember_value(t, v, 'b', bits, vs->width);
         return;
     }
     stamp(t, time_ps);

@@ -160,9 +160,9 @@ static void iv_run(sim_test_ctx *cx)
              "iverilog -g2012 -Wall -o '%s' -s xbar_file_tb -Pxbar_file_tb.NPORTS=%u -Pxbar_file_tb.DEPTH=%u "
              "-Pxbar_file_tb.ITERS=%u -Pxbar_file_tb.LATENCY=%u -Pxbar_file_tb.FLIT_W=%u -Pxbar_file_tb.FANOUT_READ=%u "
              "'%s/tb/xbar_file_tb.sv' '%s/xbar_top.sv' '%s/xbar_input_buf.sv' '%s/xbar_islip_alloc.sv' '%s/xbar_fanout_join.sv' "
-             "'%s/xbar_rr_arbiter.sv' '%s/xbar_bit_transpose.sv' '%s/xbar_datapath.sv'",
+             "'%s/xbar_rr_arbiter.sv' '%s/xbar_onehot_index.sv' '%s/xbar_bit_transpose.sv' '%s/xbar_datapath.sv'",
              vvp_path, v->ports, v->depth, v->iters_max, v->latency, v->flit_bits, v->fanout_read, src, src, src, src, src, src, src,
-             src);
+             src, src);
     int rc_comp = run_cmd(cmd, log_path);
     int rc_run = -1;
     double t_i0 = wall_s();
