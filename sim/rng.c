@@ -22,30 +22,7 @@ void sim_rng_seed_stream(sim_rng *r, uint64_t seed, uint64_t stream)
     for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t sim_rng_u64(sim_rng *r)
+void sim_rng_below_empty_(void)
 {
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
+    sim_fatal("sim_rng_below(0): the range is empty");   /* else a division by zero */
 }
-
-uint64_t sim_rng_below(sim_rng *r, uint64_t n)
-{
-    if (!n) sim_fatal("sim_rng_below(0): the range is empty");   /* else a division by zero */
-    /* rejection sampling: no modulo bias */
-    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-    uint64_t x;
-    do x = sim_rng_u64(r); while (x >= limit);
-    return x % n;
-}
-
-double sim_rng_double(sim_rng *r) { return (double)(sim_rng_u64(r) >> 11) * 0x1.0p-53; }

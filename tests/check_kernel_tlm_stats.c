@@ -248,6 +248,25 @@ END_TEST
 
 /* ---------------------------------------------------------------- rng */
 
+/* A power of two takes a mask, not the divisions: same draws as the general
+ * rejection sampling written out here (so streams are unchanged). */
+START_TEST(test_rng_below_power_of_two_same_stream)
+{
+    static const uint64_t ns[] = { 1, 2, 16, 64, 1ull << 40, 1ull << 63 };
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        sim_rng a, b;
+        sim_rng_seed(&a, 99 + t);
+        sim_rng_seed(&b, 99 + t);
+        uint64_t n = ns[t], limit = UINT64_MAX - UINT64_MAX % n;
+        for (int i = 0; i < 20000; i++) {
+            uint64_t x;
+            do x = sim_rng_u64(&b); while (x >= limit);
+            ck_assert_uint_eq(sim_rng_below(&a, n), x % n);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_rng_determinism_and_range)
 {
     sim_rng a, b, c, s0, s1;
@@ -342,6 +361,7 @@ static Suite *suite(void)
     tc = tcase_create("rng");
     tcase_add_test(tc, test_rng_determinism_and_range);
     tcase_add_test(tc, test_rng_known_answer);
+    tcase_add_test(tc, test_rng_below_power_of_two_same_stream);
     tcase_add_test_raise_signal(tc, test_rng_below_zero_aborts, SIGABRT);
     suite_add_tcase(s, tc);
     return s;
