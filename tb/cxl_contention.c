@@ -16,8 +16,6 @@
 #include "models/cxl/cxl_sys.h"
 #include "sim/sim.h"
 
-void cxl_check_link_params(const char *test, unsigned lanes, double gts);
-
 static const sim_param_def contention_params[] = {
     SIM_PARAM_INT("devices", "2", "", 1, 8, "CXL devices"),
     SIM_PARAM_INT("cores", "2", "", 0, 8, "host CPU caches"),
@@ -25,14 +23,7 @@ static const sim_param_def contention_params[] = {
     SIM_PARAM_DOUBLE("read_pct", "70", "%", 0, 100, "share of accesses that are loads (the rest are stores)"),
     SIM_PARAM_INT("ops", "40000", "", 1, 1e9, "accesses to complete (all agents together)"),
     SIM_PARAM_DOUBLE("think_ns", "20", "ns", 0, 1e6, "mean pause of an agent between its accesses (exponential)"),
-    SIM_PARAM_DOUBLE("link_ns", "25", "ns", 0, 10000, "one-way CXL link latency"),
-    SIM_PARAM_INT("lanes", "16", "", 1, 16, "link width (1, 2, 4, 8 or 16)"),
-    SIM_PARAM_DOUBLE("gts", "32", "GT/s", 2.5, 64, "per-lane rate (2.5, 5, 8, 16, 32 or 64)"),
-    SIM_PARAM_DOUBLE("home_ns", "15", "ns", 0, 10000, "home agent / snoop filter lookup"),
-    SIM_PARAM_DOUBLE("core_snoop_ns", "40", "ns", 0, 10000, "on-die snoop of a host core, answered with data"),
-    SIM_PARAM_DOUBLE("dev_ns", "5", "ns", 0, 10000, "device cache lookup / fill / snoop lookup"),
-    SIM_PARAM_DOUBLE("mem_ns", "100", "ns", 0, 10000, "memory read"),
-    SIM_PARAM_DOUBLE("llc_ns", "20", "ns", 0, 10000, "host memory-side cache (LLC) hit"),
+    CXL_SYS_TIMING_PARAMS,
     SIM_PARAM_INT("credits", "8", "", 1, 1024, "credits per channel and direction"),
     SIM_PARAM_BOOL("plot", "1", "run scripts/plot_cxl_contention.sh after the run (needs gnuplot)"),
     SIM_PARAM_END,
@@ -119,23 +110,10 @@ static void contention_run(sim_test_ctx *c)
     const sim_params *p = c->params;
     cxl_sys_cfg cfg;
     cxl_sys_cfg_defaults(&cfg);
-    cfg.devices = (unsigned)sim_param_int(p, "devices");
-    cfg.cores = (unsigned)sim_param_int(p, "cores");
-    if (cfg.devices + cfg.cores > CXL_MAX_AGENTS)
-        sim_input_error("cxl_contention: devices=%u + cores=%u = %u agents; allowed at most %d", cfg.devices, cfg.cores,
-                        cfg.devices + cfg.cores, CXL_MAX_AGENTS);
-    cfg.lines = (uint32_t)sim_param_int(p, "lines");
+    cxl_sys_cfg_agents_from_params(&cfg, p, "cxl_contention");
     cfg.dev_sets = cfg.core_sets = 256;
     cfg.dev_ways = cfg.core_ways = 8;
-    cfg.link_ns = sim_param_double(p, "link_ns");
-    cfg.lanes = (unsigned)sim_param_int(p, "lanes");
-    cfg.gts = sim_param_double(p, "gts");
-    cxl_check_link_params("cxl_contention", cfg.lanes, cfg.gts);
-    cfg.home_ns = sim_param_double(p, "home_ns");
-    cfg.core_snoop_ns = sim_param_double(p, "core_snoop_ns");
-    cfg.dev_ns = sim_param_double(p, "dev_ns");
-    cfg.mem_ns = sim_param_double(p, "mem_ns");
-    cfg.llc_ns = sim_param_double(p, "llc_ns");
+    cxl_sys_cfg_timing_from_params(&cfg, p, "cxl_contention");
     cfg.llc_lines = 4096;
     cfg.credits_req = cfg.credits_rsp = cfg.credits_data = (unsigned)sim_param_int(p, "credits");
     cfg.seed = c->seed;

@@ -24,29 +24,10 @@ static const sim_param_def latency_params[] = {
                    "clflush: device CLFlush, line M in a core; race_go_snoop: dev0 and, race_ns later, dev1 store "
                    "to an uncached line: dev1's SnpInv must follow dev0's GO (snoop-pushes-GO); dev1 is measured"),
     SIM_PARAM_DOUBLE("race_ns", "1", "ns", 0, 100, "race_go_snoop: how much later dev1 issues its store"),
-    SIM_PARAM_DOUBLE("link_ns", "25", "ns", 0, 10000, "one-way CXL link latency (TX pack + PHY + wire + RX unpack)"),
-    SIM_PARAM_INT("lanes", "16", "", 1, 16, "link width (1, 2, 4, 8 or 16)"),
-    SIM_PARAM_DOUBLE("gts", "32", "GT/s", 2.5, 64, "per-lane rate (2.5, 5, 8, 16, 32 or 64)"),
-    SIM_PARAM_DOUBLE("home_ns", "15", "ns", 0, 10000, "home agent / snoop filter lookup"),
-    SIM_PARAM_DOUBLE("core_snoop_ns", "40", "ns", 0, 10000, "on-die snoop of a host core, answered with data"),
+    CXL_SYS_TIMING_PARAMS,
     SIM_PARAM_DOUBLE("core_ns", "2", "ns", 0, 10000, "host core cache lookup / fill"),
-    SIM_PARAM_DOUBLE("dev_ns", "5", "ns", 0, 10000, "device cache lookup / fill / snoop lookup"),
-    SIM_PARAM_DOUBLE("mem_ns", "100", "ns", 0, 10000, "memory read"),
-    SIM_PARAM_DOUBLE("llc_ns", "20", "ns", 0, 10000, "host memory-side cache (LLC) hit"),
     SIM_PARAM_END,
 };
-
-void cxl_check_link_params(const char *test, unsigned lanes, double gts);
-void cxl_check_link_params(const char *test, unsigned lanes, double gts)
-{
-    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
-        sim_input_error("%s: lanes=%u; allowed: 1, 2, 4, 8, 16", test, lanes);
-    static const double rates[] = { 2.5, 5, 8, 16, 32, 64 };
-    bool ok = false;
-    for (unsigned i = 0; i < 6; i++)
-        if (fabs(gts - rates[i]) < 1e-9) ok = true;
-    if (!ok) sim_input_error("%s: gts=%g; allowed: 2.5, 5, 8, 16, 32, 64", test, gts);
-}
 
 typedef struct lat_ctx {
     bool measuring, done;
@@ -90,16 +71,8 @@ static void latency_run(sim_test_ctx *c)
     cfg.devices = 2;
     cfg.cores = 1;
     cfg.lines = 4;
-    cfg.link_ns = sim_param_double(p, "link_ns");
-    cfg.lanes = (unsigned)sim_param_int(p, "lanes");
-    cfg.gts = sim_param_double(p, "gts");
-    cxl_check_link_params("cxl_latency", cfg.lanes, cfg.gts);
-    cfg.home_ns = sim_param_double(p, "home_ns");
-    cfg.core_snoop_ns = sim_param_double(p, "core_snoop_ns");
+    cxl_sys_cfg_timing_from_params(&cfg, p, "cxl_latency");
     cfg.core_ns = sim_param_double(p, "core_ns");
-    cfg.dev_ns = sim_param_double(p, "dev_ns");
-    cfg.mem_ns = sim_param_double(p, "mem_ns");
-    cfg.llc_ns = sim_param_double(p, "llc_ns");
     cfg.llc_lines = 1024;
     cfg.track_paths = true;
     cfg.history = true;

@@ -119,12 +119,7 @@ static void random_run(sim_test_ctx *c)
     const sim_params *p = c->params;
     cxl_sys_cfg cfg;
     cxl_sys_cfg_defaults(&cfg);
-    cfg.devices = (unsigned)sim_param_int(p, "devices");
-    cfg.cores = (unsigned)sim_param_int(p, "cores");
-    if (cfg.devices + cfg.cores > CXL_MAX_AGENTS)
-        sim_input_error("cxl_random: devices=%u + cores=%u = %u agents; allowed at most %d", cfg.devices, cfg.cores,
-                        cfg.devices + cfg.cores, CXL_MAX_AGENTS);
-    cfg.lines = (uint32_t)sim_param_int(p, "lines");
+    cxl_sys_cfg_agents_from_params(&cfg, p, "cxl_random");
     cfg.dev_sets = cfg.core_sets = (unsigned)sim_param_int(p, "sets");
     cfg.dev_ways = cfg.core_ways = (unsigned)sim_param_int(p, "ways");
     cfg.jitter_ns = sim_param_double(p, "jitter");

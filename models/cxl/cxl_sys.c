@@ -2,6 +2,7 @@
 #include "models/cxl/cxl_sys.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1344,6 +1345,40 @@ void cxl_sys_cfg_defaults(cxl_sys_cfg *c)
     c->inject = INJ_NONE;
     c->seed = 1;
     c->watchdog_ns = 1e6;
+}
+
+static void check_link_params(const char *test, unsigned lanes, double gts)
+{
+    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
+        sim_input_error("%s: lanes=%u; allowed: 1, 2, 4, 8, 16", test, lanes);
+    static const double rates[] = { 2.5, 5, 8, 16, 32, 64 };
+    bool ok = false;
+    for (unsigned i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        if (fabs(gts - rates[i]) < 1e-9) ok = true;
+    if (!ok) sim_input_error("%s: gts=%g; allowed: 2.5, 5, 8, 16, 32, 64", test, gts);
+}
+
+void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test)
+{
+    c->link_ns = sim_param_double(p, "link_ns");
+    c->lanes = (unsigned)sim_param_int(p, "lanes");
+    c->gts = sim_param_double(p, "gts");
+    check_link_params(test, c->lanes, c->gts);
+    c->home_ns = sim_param_double(p, "home_ns");
+    c->core_snoop_ns = sim_param_double(p, "core_snoop_ns");
+    c->dev_ns = sim_param_double(p, "dev_ns");
+    c->mem_ns = sim_param_double(p, "mem_ns");
+    c->llc_ns = sim_param_double(p, "llc_ns");
+}
+
+void cxl_sys_cfg_agents_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test)
+{
+    c->devices = (unsigned)sim_param_int(p, "devices");
+    c->cores = (unsigned)sim_param_int(p, "cores");
+    if (c->devices + c->cores > CXL_MAX_AGENTS)
+        sim_input_error("%s: devices=%u + cores=%u = %u agents; allowed at most %d", test, c->devices, c->cores,
+                        c->devices + c->cores, CXL_MAX_AGENTS);
+    c->lines = (uint32_t)sim_param_int(p, "lines");
 }
 
 cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)

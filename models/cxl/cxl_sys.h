@@ -63,6 +63,23 @@ typedef struct cxl_sys_cfg {
 
 void cxl_sys_cfg_defaults(cxl_sys_cfg *c);
 
+/* The link and timing parameters the timed tests share: declare them with
+ * CXL_SYS_TIMING_PARAMS in a test's table and read them (lanes and gts
+ * checked against the allowed widths and rates; exit 2 otherwise) with
+ * cxl_sys_cfg_timing_from_params. `test` names the test in messages. */
+#define CXL_SYS_TIMING_PARAMS                                                                                    \
+    SIM_PARAM_DOUBLE("link_ns", "25", "ns", 0, 10000, "one-way CXL link latency (TX pack + PHY + wire + RX unpack)"), \
+    SIM_PARAM_INT("lanes", "16", "", 1, 16, "link width (1, 2, 4, 8 or 16)"),                                    \
+    SIM_PARAM_DOUBLE("gts", "32", "GT/s", 2.5, 64, "per-lane rate (2.5, 5, 8, 16, 32 or 64)"),                  \
+    SIM_PARAM_DOUBLE("home_ns", "15", "ns", 0, 10000, "home agent / snoop filter lookup"),                      \
+    SIM_PARAM_DOUBLE("core_snoop_ns", "40", "ns", 0, 10000, "on-die snoop of a host core, answered with data"),  \
+    SIM_PARAM_DOUBLE("dev_ns", "5", "ns", 0, 10000, "device cache lookup / fill / snoop lookup"),               \
+    SIM_PARAM_DOUBLE("mem_ns", "100", "ns", 0, 10000, "memory read"),                                           \
+    SIM_PARAM_DOUBLE("llc_ns", "20", "ns", 0, 10000, "host memory-side cache (LLC) hit")
+void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test);
+/* devices, cores and lines (devices + cores checked against CXL_MAX_AGENTS). */
+void cxl_sys_cfg_agents_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test);
+
 typedef struct cxl_sys cxl_sys;
 
 /* Called when an access completes. req = the D2H opcode the access sent first
