@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #include "sim/kernel.h"
 
@@ -28,8 +29,10 @@ struct sim_trace {
 
 static void stamp(sim_trace *t, uint64_t time_ps);
 
-/* "00000000" .. "11111111": the bits of a byte, most significant first. */
+/* "00000000" .. "11111111": the bits of a byte, most significant first
+ * (filled once, even when kernels in several threads open traces). */
 static char byte_bits[256][8];
+static once_flag byte_bits_once = ONCE_FLAG_INIT;
 
 static void init_byte_bits(void)
 {
@@ -81,7 +84,7 @@ sim_trace *sim_trace_open(sim_kernel *k, const char *path)
     }
     sim_trace *t = calloc(1, sizeof *t);
     if (!t) sim_fatal("out of memory");
-    if (byte_bits[0][0] != '0') init_byte_bits();
+    call_once(&byte_bits_once, init_byte_bits);
     t->fst = fst;
     t->k = k;
     fstWriterSetTimescaleFromString(fst, "1ps");
