@@ -798,8 +798,13 @@ static uint64_t run_fused(sim_kernel *k)
     sim_event *e;
     while ((e = k->fuse_rest)) {
         if (__builtin_expect(e->simple != EVENT_SOLE, 0)) {
-            fuse_complete(k);
-            break;
+            if (e->sens1 || e->has_more) {   /* processes to trigger the literal way */
+                fuse_complete(k);
+                break;
+            }
+            k->fuse_rest = e->delta_next;    /* no process: its trigger does nothing (e.g. a link's "delivered") */
+            e->pending = SIM_NOTIFY_NONE;
+            continue;
         }
         k->fuse_rest = e->delta_next;
         e->pending = SIM_NOTIFY_NONE;
