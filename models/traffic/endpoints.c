@@ -54,14 +54,17 @@ void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx)
     sim_link_set_credit_callback(tx, tep_credit, &e->port[port]);
 }
 
-/* Credits came back: a source waiting for them looks again at the next edge. */
+/* Credits came back: a source waiting for them looks again at the next edge.
+ * Any other source already acts at the first cycle the credits could matter
+ * to it (its wire free, or its next arrival), so it is left alone. */
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
 {
     (void)l;
     (void)type;
     (void)credits;
     tep_port *p = ctx;
-    p->owner->due_cycle[p->idx] = 0;
+    tep *e = p->owner;
+    if (e->blocked_mask >> p->idx & 1) e->due_cycle[p->idx] = 0;
 }
 
 void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc)
@@ -283,8 +286,9 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
 static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool blocked)
 {
     const bool work = p->cur_q >= 0 || p->q_mask || !ring_empty(&p->q[TEP_MCAST_Q]) || !ring_empty(&p->q[0]);
-    if (work) e->work_mask |= 1ULL << p->idx;
-    else e->work_mask &= ~(1ULL << p->idx);
+    const uint64_t bit = 1ULL << p->idx;
+    e->work_mask = work ? e->work_mask | bit : e->work_mask & ~bit;
+    e->blocked_mask = blocked ? e->blocked_mask | bit : e->blocked_mask & ~bit;
     uint64_t due = UINT64_MAX;
     if (e->injecting && (e->cfg.bernoulli_mask >> p->idx & 1)) due = p->next_arrival;
     if (p->msg) due = cycle + 1;
@@ -305,18 +309,18 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     tep *e = ctx;
     const sim_time_ps now = sim_now(e->k);
     bool busy = e->injecting;
-    uint64_t skipped = 0;
-    for (int i = 0; i < e->cfg.ports; i++) {
-        if (e->due_cycle[i] > cycle) {
-            skipped |= 1ULL << i;
-            continue;
-        }
-        tep_port *p = &e->port[i];
+    /* the sources due now, found without a branch per source */
+    uint64_t due = 0;
+    for (int i = 0; i < e->cfg.ports; i++) due |= (uint64_t)(e->due_cycle[i] <= cycle) << i;
+    for (uint64_t m = due; m; m &= m - 1) {
+        tep_port *p = &e->port[__builtin_ctzll(m)];
         int st = tep_port_cycle(e, p, cycle, now);
         busy |= st != TEP_IDLE;
         set_due(e, p, cycle, now, st == TEP_BLOCKED);
     }
     /* a skipped source is as it was after its last cycle: busy if it has packets */
+    const uint64_t all = e->cfg.ports >= 64 ? ~0ULL : (1ULL << e->cfg.ports) - 1;
+    const uint64_t skipped = all & ~due;
     return busy || (e->sending && (e->work_mask & skipped));
 }
 

@@ -96,6 +96,7 @@ typedef struct tep {
     double p_packet;
     double log1m_p_packet;      /* log1p(-p_packet), for the geometric gaps */
     uint64_t work_mask;         /* ports with packets queued or one partly sent */
+    uint64_t blocked_mask;      /* ports whose sending waits for credits (woken by their return) */
     /* totals */
     uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
     uint64_t flits_generated;
