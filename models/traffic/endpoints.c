@@ -33,6 +33,8 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
         for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->last_seq[s] = -1;
     }
     e->first_delivery_ps = SIM_TIME_MAX;
+    e->wheel_next = UINT64_MAX; /* the first cycle files every source */
+    e->far_min = UINT64_MAX;
     sim_clock_add(clk, &e->h, "endpoints", tep_cycle, e);
     return e;
 }
@@ -54,6 +56,13 @@ void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx)
     sim_link_set_credit_callback(tx, tep_credit, &e->port[port]);
 }
 
+/* Source i acts at the next edge. */
+static void wake(tep *e, int i)
+{
+    e->due_cycle[i] = 0;
+    e->wake_mask |= 1ULL << i;
+}
+
 /* Credits came back: a source waiting for them looks again at the next edge.
  * Any other source already acts at the first cycle the credits could matter
  * to it (its wire free, or its next arrival), so it is left alone. */
@@ -64,7 +73,7 @@ static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
     (void)credits;
     tep_port *p = ctx;
     tep *e = p->owner;
-    if (e->blocked_mask >> p->idx & 1) e->due_cycle[p->idx] = 0;
+    if (e->blocked_mask >> p->idx & 1) wake(e, p->idx);
 }
 
 void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc)
@@ -123,7 +132,7 @@ static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_
     k->dest_mask = mask;
     k->created_ps = sim_now(e->k);
     k->payload_bytes = payload;
-    k->copies_left = nflits * (uint32_t)__builtin_popcountll(mask);
+    k->copies_left = nflits * tpkt_dest_count(mask);
     k->msg = tag;
     k->id = p->next_id++;
     p->generated_flits += nflits;
@@ -259,7 +268,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
     send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
     p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
-    uint64_t copies = (uint64_t)count * (uint64_t)__builtin_popcountll(k->dest_mask);
+    uint64_t copies = (uint64_t)count * tpkt_dest_count(k->dest_mask);
     e->copies_sent += copies;
     for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
     if (first + count == k->nflits) {
@@ -276,6 +285,72 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         p->cur_q = qi;
     }
     return TEP_BUSY;
+}
+
+/* Port i is next due at cycle `due` (UINT64_MAX: never; at or before
+ * `cycle`: at the next call, as the sources woken). */
+static void file_due(tep *e, int i, uint64_t due, uint64_t cycle)
+{
+    const uint64_t bit = 1ULL << i;
+    e->due_cycle[i] = due;
+    e->far_mask &= ~bit;
+    if (due == UINT64_MAX) return;
+    if (due <= cycle) {
+        e->wake_mask |= bit;
+    } else if (due - cycle <= TEP_WHEEL) { /* slot cycle % TEP_WHEEL was taken: it is next read at cycle + TEP_WHEEL */
+        e->wheel[due % TEP_WHEEL] |= bit;
+    } else {
+        e->far_mask |= bit;
+        if (due < e->far_min) e->far_min = due;
+    }
+}
+
+/* Far sources now within the wheel's reach go into it; returns those due
+ * at `cycle` already (woken meanwhile). */
+static uint64_t refile_far(tep *e, uint64_t cycle)
+{
+    const uint64_t far = e->far_mask;
+    uint64_t now_due = 0;
+    e->far_min = UINT64_MAX;
+    for (uint64_t m = far; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        if (e->due_cycle[i] <= cycle) {
+            now_due |= 1ULL << i;
+            e->far_mask &= ~(1ULL << i);
+        } else {
+            file_due(e, i, e->due_cycle[i], cycle);
+        }
+    }
+    return now_due;
+}
+
+/* The sources due at `cycle`: the wheel's slot if the previous call was at
+ * cycle - 1, else (the first call, or after the handler slept) every source
+ * looked at and refiled. */
+static uint64_t take_due(tep *e, uint64_t cycle)
+{
+    uint64_t due = e->wake_mask;
+    e->wake_mask = 0;
+    if (cycle == e->wheel_next) {
+        due |= e->wheel[cycle % TEP_WHEEL];
+        e->wheel[cycle % TEP_WHEEL] = 0;
+    } else {
+        memset(e->wheel, 0, sizeof e->wheel);
+        e->far_mask = 0;
+        e->far_min = UINT64_MAX;
+        for (int i = 0; i < e->cfg.ports; i++) {
+            if (e->due_cycle[i] <= cycle) due |= 1ULL << i;
+            else file_due(e, i, e->due_cycle[i], cycle);
+        }
+    }
+    e->wheel_next = cycle + 1;
+    if (e->far_min <= cycle + TEP_WHEEL) due |= refile_far(e, cycle);
+    /* entries of sources whose due cycle moved later since they were filed */
+    for (uint64_t m = due; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        if (e->due_cycle[i] > cycle) due &= ~(1ULL << i);
+    }
+    return due;
 }
 
 /* The first cycle at which port p can do anything again: its next Bernoulli
@@ -301,7 +376,7 @@ static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool b
         }
         if (ready < due) due = ready;
     }
-    e->due_cycle[p->idx] = due;
+    file_due(e, p->idx, due, cycle);
 }
 
 static bool tep_cycle(void *ctx, uint64_t cycle)
@@ -309,9 +384,7 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     tep *e = ctx;
     const sim_time_ps now = sim_now(e->k);
     bool busy = e->injecting;
-    /* the sources due now, found without a branch per source */
-    uint64_t due = 0;
-    for (int i = 0; i < e->cfg.ports; i++) due |= (uint64_t)(e->due_cycle[i] <= cycle) << i;
+    const uint64_t due = take_due(e, cycle);
     for (uint64_t m = due; m; m &= m - 1) {
         tep_port *p = &e->port[__builtin_ctzll(m)];
         int st = tep_port_cycle(e, p, cycle, now);
@@ -394,7 +467,7 @@ void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool sto
 {
     e->port[src].msg = m;
     e->port[src].msg_tag = tag;
-    e->due_cycle[src] = 0;
+    wake(e, src);
     e->stop_when_msg_done = stop_when_done;
     e->msg_dests = __builtin_popcountll(m->dest_mask);
     for (uint64_t d = m->dest_mask; d; d &= d - 1) e->port[__builtin_ctzll(d)].msg_bytes_total = m->bytes;

@@ -46,6 +46,8 @@ struct tep;
 #define TEP_QUEUES (TRAFFIC_MAX_PORTS + 1) /* per destination + multicast */
 #define TEP_MCAST_Q TRAFFIC_MAX_PORTS
 
+#define TEP_WHEEL 64 /* cycles the due wheel of the sources reaches ahead */
+
 typedef struct tep_ring { uint32_t *buf; uint32_t head, len, cap; } tep_ring;
 
 typedef struct tep_port {
@@ -85,9 +87,17 @@ typedef struct tep {
     tep_cfg cfg;
     tpkt_pool *pp;
     tmsg_pool *mp;
-    /* per port the first cycle its source can act again (skipped before it):
-     * side by side, so the per-cycle scan of N sources reads 512 B */
+    /* per port the first cycle its source can act again (skipped before it) */
     uint64_t due_cycle[TRAFFIC_MAX_PORTS];
+    /* The same, filed by cycle so a cycle finds its sources without looking
+     * at all N: bit i of wheel[c % TEP_WHEEL] when port i is due at cycle c
+     * no more than TEP_WHEEL cycles ahead, else in far_mask (filed into the
+     * wheel once far_min comes that close). An entry whose port's due_cycle
+     * has since moved later is ignored. */
+    uint64_t wheel[TEP_WHEEL];
+    uint64_t far_mask, far_min;
+    uint64_t wake_mask;         /* sources woken (due now) since the last cycle */
+    uint64_t wheel_next;        /* the cycle whose slot is taken next; another: refile all */
     tep_port port[TRAFFIC_MAX_PORTS];
     sim_clock_handler h;
     bool injecting;             /* Bernoulli sources generate while true */

@@ -39,6 +39,13 @@ tpkt *tpkt_alloc(tpkt_pool *p);
 void tpkt_release(tpkt_pool *p, tpkt *k);
 static inline tpkt *tpkt_at(const tpkt_pool *p, uint32_t idx) { return &p->chunks[idx / TPKT_CHUNK][idx % TPKT_CHUNK]; }
 
+/* Destinations in a mask: most packets are unicast, and a popcount may be a
+ * library call on the baseline x86-64 target. */
+static inline unsigned tpkt_dest_count(uint64_t mask)
+{
+    return (mask & (mask - 1)) ? (unsigned)__builtin_popcountll(mask) : (unsigned)(mask != 0);
+}
+
 /* Flit word: flit index [7:0], packet flits [15:8], source port [23:16],
  * packet pool index [55:24]. What a switch needs per flit travels in the word,
  * so the packet record (likely out of cache) is read only at the ends. */
