@@ -140,6 +140,7 @@ static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_
     int qi = queue_of(e, mask);
     if (ring_empty(&p->q[qi])) p->head_flits[qi] = (uint16_t)nflits;
     ring_push(&p->q[qi], k->idx);
+    p->queued++;
     if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
     return k;
 }
@@ -249,7 +250,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         }
     }
     if (!e->sending) return TEP_IDLE;
-    if (p->cur_q < 0 && !p->q_mask && ring_empty(&p->q[TEP_MCAST_Q]) && ring_empty(&p->q[0])) return TEP_IDLE;
+    if (p->cur_q < 0 && !p->queued) return TEP_IDLE;
     if (p->tx_free_ps > now) return TEP_BUSY; /* the wire is still serialising */
     int qi = p->cur_q;
     if (qi < 0) {
@@ -275,6 +276,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         p->cur_flit = 0;
         p->cur_q = -1;
         ring_pop(r);
+        p->queued--;
         if (!ring_empty(r)) p->head_flits[qi] = tpkt_at(e->pp, ring_head(r))->nflits;
         if (k->msg) p->msg_queued--;
         if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
@@ -360,7 +362,7 @@ static uint64_t take_due(tep *e, uint64_t cycle)
  * have looked. */
 static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool blocked)
 {
-    const bool work = p->cur_q >= 0 || p->q_mask || !ring_empty(&p->q[TEP_MCAST_Q]) || !ring_empty(&p->q[0]);
+    const bool work = p->cur_q >= 0 || p->queued;
     const uint64_t bit = 1ULL << p->idx;
     e->work_mask = work ? e->work_mask | bit : e->work_mask & ~bit;
     e->blocked_mask = blocked ? e->blocked_mask | bit : e->blocked_mask & ~bit;

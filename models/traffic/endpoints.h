@@ -51,26 +51,30 @@ struct tep;
 typedef struct tep_ring { uint32_t *buf; uint32_t head, len, cap; } tep_ring;
 
 typedef struct tep_port {
+    /* What a source's cycle touches, first and together (about two cache lines). */
     struct tep *owner;
+    sim_link *tx;
     int idx;
-    sim_link *tx, *rx;
-    /* Source queues of packet indices: one per destination plus one for
-     * multicast (src_voq), else queue 0 only (a FIFO). A flow's packets share
-     * one queue, so the source keeps per-flow order. */
-    tep_ring q[TEP_QUEUES];
-    uint64_t q_mask;            /* non-empty destination queues */
-    uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
     int rr;                     /* queue looked at first next time (0..TEP_QUEUES-1) */
     int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
     unsigned cur_flit;          /* wormhole: next flit of that packet */
-    uint64_t next_seq;
+    uint64_t q_mask;            /* non-empty destination queues */
+    uint32_t queued;            /* packets in the source queues (a partly sent one included) */
     uint32_t next_id;
-    sim_rng rng;
+    uint64_t next_seq;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
     uint32_t msg_queued;        /* message packets cut and not yet sent */
+    sim_rng rng;
+    uint64_t generated_flits;
+    uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
+    /* Source queues: one per destination plus one for multicast (src_voq),
+     * else queue 0 only (a FIFO). A flow's packets share one queue, so the
+     * source keeps per-flow order. */
+    tep_ring q[TEP_QUEUES];
+    sim_link *rx;
     uint64_t msg_bytes_total;   /* sink: bytes expected for the message (0 = not a destination) */
     uint64_t msg_bytes_recv;
     sim_time_ps msg_done_ps;
@@ -79,7 +83,6 @@ typedef struct tep_port {
     uint64_t recv_from[TRAFFIC_MAX_PORTS]; /* sink: flit copies received per source */
     uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
     uint64_t win_in, win_out;              /* flits delivered in the window: from this source / at this sink */
-    uint64_t generated_flits;
 } tep_port;
 
 typedef struct tep {
