@@ -30,7 +30,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
         p->cur_q = -1;
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
         p->next_arrival = bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
-        for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->last_seq[s] = -1;
+        for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->from[s].last_seq = -1;
     }
     e->first_delivery_ps = SIM_TIME_MAX;
     e->wheel_next = UINT64_MAX; /* the first cycle files every source */
@@ -424,7 +424,8 @@ static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     if (cnt > k->copies_left) sim_fatal("endpoint: P%u.%u delivered more copies than it has", k->src, k->id);
     /* per-flow order: every flit must be newer than the newest seen */
     const int64_t seq_first = (int64_t)(k->seq0 + m->first);
-    int64_t *last = &p->last_seq[src];
+    tep_flow_rx *flow = &p->from[src];
+    int64_t *last = &flow->last_seq;
     if (seq_first > *last) {
         *last = seq_first + cnt - 1;
     } else {
@@ -435,11 +436,11 @@ static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
             else e->out_of_order++;
         }
     }
-    p->recv_from[src] += cnt;
+    flow->recv_from += cnt;
     e->copies_delivered += cnt;
     if (now >= e->cfg.warmup_ps && now < e->cfg.end_ps) {
         p->win_out += cnt;
-        e->port[src].win_in += cnt;
+        e->win_in[src] += cnt;
         if (e->cfg.record_latency) {
             double lat = (double)(now - k->created_ps) / (double)e->cfg.period_ps;
             for (unsigned f = 0; f < cnt; f++) sim_hist_add(&e->latency_cycles, lat);

@@ -50,6 +50,13 @@ struct tep;
 
 typedef struct tep_ring { uint32_t *buf; uint32_t head, len, cap; } tep_ring;
 
+/* A sink's view of the flow from one source: both fields are touched by
+ * every delivery from it, so they share a line. */
+typedef struct tep_flow_rx {
+    int64_t last_seq;           /* last flit sequence seen (-1: none yet) */
+    uint64_t recv_from;         /* flit copies received */
+} tep_flow_rx;
+
 typedef struct tep_port {
     /* What a source's cycle touches, first and together (about two cache lines). */
     struct tep *owner;
@@ -74,15 +81,15 @@ typedef struct tep_port {
      * else queue 0 only (a FIFO). A flow's packets share one queue, so the
      * source keeps per-flow order. */
     tep_ring q[TEP_QUEUES];
+    uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
+    /* sink: what a delivery touches, together */
     sim_link *rx;
-    uint64_t msg_bytes_total;   /* sink: bytes expected for the message (0 = not a destination) */
+    uint64_t win_out;                      /* flits delivered here in the window */
+    uint64_t msg_bytes_total;   /* bytes expected for the message (0 = not a destination) */
     uint64_t msg_bytes_recv;
     sim_time_ps msg_done_ps;
     bool msg_done;
-    int64_t last_seq[TRAFFIC_MAX_PORTS];   /* sink: per source, last flit sequence seen */
-    uint64_t recv_from[TRAFFIC_MAX_PORTS]; /* sink: flit copies received per source */
-    uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
-    uint64_t win_in, win_out;              /* flits delivered in the window: from this source / at this sink */
+    tep_flow_rx from[TRAFFIC_MAX_PORTS];   /* per source */
 } tep_port;
 
 typedef struct tep {
@@ -102,6 +109,7 @@ typedef struct tep {
     uint64_t wake_mask;         /* sources woken (due now) since the last cycle */
     uint64_t wheel_next;        /* the cycle whose slot is taken next; another: refile all */
     tep_port port[TRAFFIC_MAX_PORTS];
+    uint64_t win_in[TRAFFIC_MAX_PORTS];    /* per source: its flits delivered in the window (dense: any sink adds) */
     sim_clock_handler h;
     bool injecting;             /* Bernoulli sources generate while true */
     bool sending;               /* sources send queued packets while true (false: drain the network) */
