@@ -74,11 +74,24 @@ typedef struct tmsg_pool {
 
 void tmsg_pool_init(tmsg_pool *p);
 void tmsg_pool_free(tmsg_pool *p);
-tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count);
+/* Adds a chunk of free messages (tmsg_alloc, when none is left). */
+void tmsg_pool_grow(tmsg_pool *p);
 static inline void tmsg_release(tmsg_pool *p, tmsg *m)
 {
     m->next_free = p->free_list;
     p->free_list = m;
+}
+/* Inline: two per packet (one per link message) on the hot path. */
+static inline tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count)
+{
+    if (!p->free_list) tmsg_pool_grow(p);
+    tmsg *m = p->free_list;
+    p->free_list = m->next_free;
+    m->pkt = pkt;
+    m->first = (uint16_t)first;
+    m->count = (uint16_t)count;
+    m->next_free = NULL;
+    return m;
 }
 
 /* Wave label of a message: "P<src>.<id> f<first>[-<last>]/<n> ><dests>". */
