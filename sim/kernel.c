@@ -45,6 +45,8 @@ struct sim_process_cold {
     sim_process *dyn_next;    /* list of an event's dynamic waiters */
     sim_event *dyn_event;     /* event waited on by next_trigger(event), or NULL */
     sim_event *timeout;       /* next_trigger(delay) fires this; made on first use */
+    sim_event *static1;       /* the first event it was made statically sensitive to */
+    uint32_t n_static;        /* how many times sim_sensitive was called for it */
 };
 
 typedef struct slot_ref {
@@ -75,6 +77,10 @@ struct sim_kernel {
     sim_prim_channel *upd_head, *upd_tail;
     /* delta notifications, FIFO */
     sim_event *delta_head, **delta_tailp;
+    /* A fused delta batch (see delta_notify): the events not yet triggered,
+     * in notification order; NULL when no batch is being fused. */
+    sim_event *fuse_rest;
+    bool fusion_off;
     /* every process, for the initialisation phase */
     sim_process **procs;
     size_t n_procs, cap_procs;
@@ -371,12 +377,18 @@ static inline void make_runnable(sim_kernel *k, sim_process *p)
     if (!(p->state & SIM_PROC_QUEUED)) run_append(k, p);
 }
 
-/* The fast trigger applies when exactly one process is statically sensitive
- * and none waits dynamically; recomputed whenever those lists change. */
+/* sim_event.simple: the fast trigger applies when exactly one process is
+ * statically sensitive and none waits dynamically (EVENT_SIMPLE); when that
+ * process is also sensitive to no other event, a delta batch may run it as
+ * the event's turn comes (EVENT_SOLE, see delta_notify). Recomputed whenever
+ * those lists change. */
+enum { EVENT_GENERAL = 0, EVENT_SIMPLE = 1, EVENT_SOLE = 2 };
+
 static inline void event_update_simple(sim_event *e)
 {
     const struct sim_event_more *m = e->has_more ? e->u.more : NULL;
-    e->simple = e->sens1 && (!m || (!m->static_sens && !m->dyn_head));
+    if (!e->sens1 || (m && (m->static_sens || m->dyn_head))) e->simple = EVENT_GENERAL;
+    else e->simple = e->sens1->cold->n_static == 1 ? EVENT_SOLE : EVENT_SIMPLE;
 }
 
 /* The event's kernel-owned record, made on first need; the event's name
@@ -487,6 +499,29 @@ static inline void trigger_batch(sim_kernel *k, sim_event *e, sim_process ***tai
     }
 }
 
+/* A fused delta batch is being run and some call could observe or change
+ * what its remaining triggers would do: trigger them all now, in order, as
+ * the delta phase would have done before any process ran. From here on the
+ * batch is an ordinary one (its processes are on the runnable list). */
+static __attribute__((noinline)) void fuse_complete(sim_kernel *k)
+{
+    sim_event *e = k->fuse_rest;
+    k->fuse_rest = NULL;
+    sim_process **tail = k->run_tailp;
+    while (e) {
+        sim_event *next = e->delta_next;
+        trigger_batch(k, e, &tail);
+        e = next;
+    }
+    k->run_tailp = tail;
+}
+
+/* Every kernel call that reads or changes trigger state calls this first. */
+static inline void fuse_settle(sim_kernel *k)
+{
+    if (__builtin_expect(k->fuse_rest != NULL, 0)) fuse_complete(k);
+}
+
 /* Fires every entry at the earliest time (the caller has set now to it). */
 static void fire_slot(sim_kernel *k)
 {
@@ -521,6 +556,7 @@ void sim_event_notify(sim_event *e)
      * The running process is not re-triggered by its own notification: it is
      * marked queued for the moment, so the trigger passes it over. */
     sim_kernel *k = e->k;
+    fuse_settle(k);
     if (e->pending) sim_event_cancel(e);
     sim_process *self = k->running;
     if (!self) {
@@ -534,9 +570,38 @@ void sim_event_notify(sim_event *e)
     self->state = (uint8_t)((self->state & ~SIM_PROC_QUEUED) | was_queued);
 }
 
+/* Whether e has a delta notification pending, as the unfused phases would
+ * have it: an event of a fused batch not yet reached is still marked DELTA
+ * though its trigger is due, so the batch is settled first. */
+static inline bool delta_pending(sim_kernel *k, const sim_event *e)
+{
+    if (e->pending != SIM_NOTIFY_DELTA) return false;
+    fuse_settle(k);
+    return e->pending == SIM_NOTIFY_DELTA;
+}
+
+/* The notifications below meet a DELTA mark during a fused batch: settle it,
+ * then notify again. Out of line and as tail calls, so the common path of a
+ * notification keeps no registers for them. */
+static void notify_delta_in(sim_kernel *k, sim_event *e);
+static void notify_at_in(sim_kernel *k, sim_event *e, sim_time_ps delay_ps);
+static __attribute__((noinline)) void notify_delta_settling(sim_kernel *k, sim_event *e)
+{
+    fuse_complete(k);
+    notify_delta_in(k, e);
+}
+static __attribute__((noinline)) void notify_at_settling(sim_kernel *k, sim_event *e, sim_time_ps delay_ps)
+{
+    fuse_complete(k);
+    notify_at_in(k, e, delay_ps);
+}
+
 static inline void notify_delta_in(sim_kernel *k, sim_event *e)
 {
-    if (e->pending == SIM_NOTIFY_DELTA) return;
+    if (e->pending == SIM_NOTIFY_DELTA) {
+        if (__builtin_expect(k->fuse_rest != NULL, 0)) notify_delta_settling(k, e);
+        return;
+    }
     e->pending = SIM_NOTIFY_DELTA;    /* delta beats a pending timed one (its entry goes stale) */
     *k->delta_tailp = e;
     k->delta_tailp = &e->delta_next;
@@ -550,7 +615,10 @@ static inline void notify_at_in(sim_kernel *k, sim_event *e, sim_time_ps delay_p
     }
     sim_time_ps t = k->now + delay_ps;
     if (e->pending) {
-        if (e->pending == SIM_NOTIFY_DELTA) return;                /* delta beats timed */
+        if (e->pending == SIM_NOTIFY_DELTA) {                      /* delta beats timed */
+            if (__builtin_expect(k->fuse_rest != NULL, 0)) notify_at_settling(k, e, delay_ps);
+            return;
+        }
         if (e->when_ps <= t) return;                               /* an earlier one stands */
     }
     e->pending = SIM_NOTIFY_TIMED;
@@ -591,10 +659,16 @@ void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps)
     else notify_at_in(k, e, delay_ps);
 }
 
+bool sim_event_pending(const sim_event *e)
+{
+    if (e->pending == SIM_NOTIFY_DELTA) return delta_pending(e->k, e);
+    return e->pending != SIM_NOTIFY_NONE;
+}
+
 void sim_event_cancel(sim_event *e)
 {
-    if (e->pending == SIM_NOTIFY_DELTA) {   /* rare: unlink from the delta list */
-        sim_kernel *k = e->k;
+    sim_kernel *k = e->k;
+    if (delta_pending(k, e)) {   /* rare: unlink from the delta list */
         sim_event **pp = &k->delta_head;
         while (*pp != e) pp = &(*pp)->delta_next;
         if (k->delta_tailp == &e->delta_next) {   /* the last one (its link is not kept NULL) */
@@ -621,13 +695,17 @@ void sim_method_init(sim_process *p, sim_kernel *k, const char *name, sim_method
         k->procs = xrealloc(k->procs, k->cap_procs * sizeof *k->procs);
     }
     k->procs[k->n_procs++] = p;
-    if (k->started) make_runnable(k, p);   /* created while running: initialised at once */
+    if (k->started) {   /* created while running: initialised at once, after the batch */
+        fuse_settle(k);
+        make_runnable(k, p);
+    }
 }
 
 void sim_dont_initialize(sim_process *p)
 {
     p->initialize = 0;
     sim_kernel *k = p->cold->k;
+    fuse_settle(k);
     if ((p->state & SIM_PROC_QUEUED) && k->started) {   /* created while running (call right after sim_method_init): withdraw it */
         sim_process **pp = &k->run_head;
         while (*pp != p) pp = &(*pp)->run_next;
@@ -643,6 +721,10 @@ void sim_dont_initialize(sim_process *p)
 
 void sim_sensitive(sim_process *p, sim_event *e)
 {
+    struct sim_process_cold *c = p->cold;
+    fuse_settle(c->k);
+    if (++c->n_static == 1) c->static1 = e;
+    else if (c->n_static == 2) event_update_simple(c->static1);   /* no longer its only event */
     if (!e->sens1) {
         e->sens1 = p;
         event_update_simple(e);
@@ -661,6 +743,7 @@ void sim_next_trigger(sim_kernel *k, sim_event *e)
 {
     sim_process *p = k->running;
     if (!p) sim_fatal("sim_next_trigger called outside a process");
+    fuse_settle(k);
     struct sim_process_cold *c = p->cold;
     if (c->dyn_event) {                      /* the last call in an activation wins */
         sim_event *old = c->dyn_event;
@@ -700,11 +783,41 @@ void sim_request_update(sim_kernel *k, sim_prim_channel *ch)
 }
 
 /* --- the scheduler --------------------------------------------------------- */
-static void evaluate(sim_kernel *k)
+/* Runs a fused delta batch (see delta_notify): each event is triggered when
+ * its turn comes and, if EVENT_SOLE, its process runs at once, with no
+ * runnable list in between. That is the order the literal phases give
+ * (trigger every event, then run the processes in that order) because
+ * nothing a process does can see or change a trigger still due: every kernel
+ * call that could settles the batch first (fuse_settle), an event that is not
+ * EVENT_SOLE settles it here, and a sole process is triggered by its one
+ * event only, so it cannot have run earlier in the batch. Returns the
+ * activations. */
+static uint64_t run_fused(sim_kernel *k)
+{
+    uint64_t ran = 0;
+    sim_event *e;
+    while ((e = k->fuse_rest)) {
+        if (__builtin_expect(e->simple != EVENT_SOLE, 0)) {
+            fuse_complete(k);
+            break;
+        }
+        k->fuse_rest = e->delta_next;
+        e->pending = SIM_NOTIFY_NONE;
+        sim_process *p = e->sens1;
+        if (p->state) continue;   /* waiting on a dynamic trigger (nothing is queued during a batch) */
+        k->running = p;
+        ran++;
+        p->fn(p->ctx);
+    }
+    return ran;
+}
+
+/* Returns the activations. */
+static uint64_t evaluate(sim_kernel *k)
 {
     /* Immediate notifications append to a fresh list while a batch runs; they
      * run after it, in the same evaluate phase. */
-    uint64_t ran = 0;
+    uint64_t ran = k->fuse_rest ? run_fused(k) : 0;
     sim_process *p;
     while ((p = k->run_head)) {
         *k->run_tailp = NULL;
@@ -721,6 +834,7 @@ static void evaluate(sim_kernel *k)
     }
     k->activations += ran;
     k->running = NULL;
+    return ran;
 }
 
 static void update(sim_kernel *k)
@@ -735,6 +849,10 @@ static void update(sim_kernel *k)
     }
 }
 
+/* Triggers the delta-notified events. When nothing else is runnable, the
+ * batch is fused instead: it is kept as it is and the next evaluate triggers
+ * each event as its turn comes (run_fused), one pass instead of a trigger
+ * pass and a run pass over the same events and processes. */
 static void delta_notify(sim_kernel *k)
 {
     /* Triggering only makes processes runnable; it never notifies events. */
@@ -743,6 +861,10 @@ static void delta_notify(sim_kernel *k)
     *k->delta_tailp = NULL;
     k->delta_head = NULL;
     k->delta_tailp = &k->delta_head;
+    if (!k->run_head && !k->fusion_off) {
+        k->fuse_rest = e;
+        return;
+    }
     sim_process **tail = k->run_tailp;
     do {
         sim_event *next = e->delta_next;
@@ -767,8 +889,10 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
         delta_notify(k);
     }
     for (;;) {
-        while (k->run_head || k->upd_head || k->delta_head) {
-            evaluate(k);
+        while (k->run_head || k->fuse_rest || k->upd_head || k->delta_head) {
+            /* A fused batch that woke nobody is a delta notification that
+             * left nothing runnable: not a delta cycle of its own. */
+            if (!evaluate(k) && !k->upd_head && !k->delta_head) break;
             update(k);
             delta_notify(k);
             k->deltas++;
@@ -785,7 +909,7 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
         if (k->time_hook) k->time_hook(k->time_hook_ctx, t);
         while (k->heap_len && k->heap[0]->t == t) fire_slot(k);
         /* a stop from a timed-phase callback: finish this time's deltas, then return */
-        if (k->stop_requested && !(k->run_head || k->upd_head || k->delta_head)) return k->now;
+        if (k->stop_requested && !(k->run_head || k->fuse_rest || k->upd_head || k->delta_head)) return k->now;
     }
 }
 
@@ -796,4 +920,10 @@ sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
     sim_time_ps t = run_loop(k, until_ps);
     running_kernel = outer;
     return t;
+}
+
+void sim_kernel_set_delta_fusion(sim_kernel *k, bool on)
+{
+    fuse_settle(k);
+    k->fusion_off = !on;
 }

@@ -61,7 +61,8 @@ struct sim_process_cold;
 struct sim_event {            /* a trigger reads the first 32 bytes, a timed notification 40 */
     uint8_t pending;          /* enum sim_notify_kind */
     int8_t priority;          /* same-time order: lower first (default 0) */
-    uint8_t simple;           /* kernel: exactly one static process and no dynamic waiters (the fast trigger) */
+    uint8_t simple;           /* kernel: 1 = exactly one static process and no dynamic waiters (the fast
+                               * trigger); 2 = and it is sensitive to no other event (a fusable trigger) */
     uint8_t has_more;         /* kernel: u holds the kernel-owned record (which then holds the name) */
     uint32_t timed_index;     /* kernel: the live timed-queue entry's index in its time slot (lazy cancel) */
     sim_event *delta_next;    /* the kernel's delta list, while pending == DELTA */
@@ -112,6 +113,13 @@ void sim_stop(sim_kernel *k);                     /* finish the current delta, t
 bool sim_stopped(const sim_kernel *k);
 /* Earliest pending timed notification, or SIM_TIME_MAX. */
 sim_time_ps sim_next_time(sim_kernel *k);
+/* Delta batches are fused by default: when nothing else is runnable, a
+ * delta-notified event whose one process is sensitive to it alone runs that
+ * process as the event's turn comes, instead of a trigger pass followed by a
+ * run pass (docs/architecture.md). Results are the same either way (a unit
+ * test runs random models both ways); off runs the phases literally, for
+ * debugging the kernel. */
+void sim_kernel_set_delta_fusion(sim_kernel *k, bool on);
 /* Called once per timestep with the new time (e.g. for progress or a trace). */
 void sim_set_time_hook(sim_kernel *k, void (*hook)(void *ctx, sim_time_ps now), void *ctx);
 
@@ -126,7 +134,7 @@ void sim_event_notify(sim_event *e);                        /* immediate: runnab
 void sim_event_notify_delta(sim_event *e);                  /* next delta cycle */
 void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps); /* delay 0 = delta, like SC_ZERO_TIME */
 void sim_event_cancel(sim_event *e);
-static inline bool sim_event_pending(const sim_event *e) { return e->pending != SIM_NOTIFY_NONE; }
+bool sim_event_pending(const sim_event *e);
 const char *sim_event_name(const sim_event *e);
 
 /* --- method processes --------------------------------------------------- */
