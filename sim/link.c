@@ -30,7 +30,7 @@ static void deliver_head(sim_link *l)
     l->next_deliver_seq++;
     l->msgs_delivered++;
     l->bytes_delivered += m.bytes;
-    if (l->tv_rx) {
+    if (l->traced && l->tv_rx) {
         char buf[64] = "";
         if (l->label) l->label(m.msg, buf, sizeof buf);
         sim_trace_str(sim_trace_of_kernel(l->k), l->tv_rx, buf);
@@ -145,7 +145,7 @@ static void credit_arrive(void *ctx)
             if (l->credits[c.type] > l->cfg.credits[c.type])
                 sim_fatal("link %s: credit type %u overflow: %u > initial %u (credits returned twice?)", l->cfg.name,
                           c.type, l->credits[c.type], l->cfg.credits[c.type]);
-            sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[c.type], l->credits[c.type]);
+            if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[c.type], l->credits[c.type]);
         }
         l->credits_returned_total += c.n;
         any = true;
@@ -210,6 +210,7 @@ void sim_link_set_credit_callback(sim_link *l, sim_link_credit_fn fn, void *ctx)
 void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label)
 {
     if (!t) return;
+    l->traced = true;
     l->label = label;
     sim_trace_push_scope(t, l->cfg.name);
     l->tv_tx = sim_trace_add_string(t, "tx");
@@ -276,7 +277,7 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
     }
     l->msgs_sent++;
     l->bytes_sent += bytes;
-    if (l->tv_tx) {
+    if (l->traced && l->tv_tx) {
         char buf[64] = "";
         if (l->label) l->label(msg, buf, sizeof buf);
         sim_trace_str(sim_trace_of_kernel(l->k), l->tv_tx, buf);
@@ -297,7 +298,7 @@ bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, ui
         }
         l->credits[type] -= credits;
         l->credits_outstanding[type] += credits;
-        sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], l->credits[type]);
+        if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], l->credits[type]);
     } else if (credits && type >= l->cfg.credit_types) {
         sim_fatal("link %s: credit type %u, the link has %u", l->cfg.name, type, l->cfg.credit_types);
     }

@@ -53,47 +53,52 @@ typedef struct sim_link_credit_msg {
 } sim_link_credit_msg;
 
 struct sim_link {
+    /* Field order is for the cache: what every send, delivery and credit
+     * return touches comes first, side by side (about five lines), then the
+     * configuration, the events, and the per-pool arrays and statistics a
+     * message touches only at its own pool's entry, or not at all. */
     sim_kernel *k;
-    sim_link_cfg cfg;
-    /* Serialisation time per byte and the time the serialiser is free, each as
-     * whole ps plus a 32-bit binary fraction of a ps: exact to 2^-32 ps per
-     * byte, with no overflow for the whole uint64 ps range. */
+    /* sender: serialisation time per byte and the time the serialiser is
+     * free, each as whole ps plus a 32-bit binary fraction of a ps: exact to
+     * 2^-32 ps per byte, with no overflow for the whole uint64 ps range. */
     uint64_t ps_per_byte;
-    uint32_t ps_per_byte_frac;
     uint64_t busy_until_ps;
+    uint32_t ps_per_byte_frac;
     uint32_t busy_until_frac;
     sim_time_ps busy_done_ps;        /* end of the last transmission, whole ps (for busy time) */
+    uint64_t busy_ps;                /* summed serialisation time since the stats reset, including queued wire time ahead of now */
+    uint64_t msgs_sent, bytes_sent, next_seq;
+    bool stalled;
+    bool traced;                     /* sim_link_trace was called (the tv_* below are set) */
+    /* in flight, FIFO rings */
+    bool delivering;                 /* inside the delivery loop: arming waits for its end */
+    bool arm_pending;
+    sim_link_msg *q; size_t q_head, q_len, q_cap;   /* q_cap: a power of two */
+    sim_time_ps armed_ps;            /* arrival time arrive_ev is notified for (SIM_TIME_MAX: none) */
+    sim_link_defer_fn deferrable;
+    sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
     /* receiver side */
     sim_link_recv_fn recv;
     void *recv_ctx;
-    /* sender side */
+    sim_time_ps arrival_ps;          /* arrival time of the message being delivered */
+    uint64_t msgs_delivered, bytes_delivered, next_deliver_seq;
+    /* credits on their way back, and the sender's callback */
+    sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
     sim_link_credit_fn on_credit;
     void *credit_ctx;
-    uint32_t credits[SIM_LINK_MAX_CREDIT_TYPES];
-    uint64_t credits_outstanding[SIM_LINK_MAX_CREDIT_TYPES]; /* spent, not yet returned */
+    uint64_t credits_returned_total;
+    sim_link_cfg cfg;
+    sim_event arrive_ev, credit_ev;
     sim_event credit_returned;       /* notified when credits arrive at the sender */
     sim_event delivered;             /* notified after each batch of deliveries */
-    /* in flight, FIFO rings */
-    sim_link_msg *q; size_t q_head, q_len, q_cap;   /* q_cap: a power of two */
-    sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
-    sim_event arrive_ev, credit_ev;
     sim_process deliver_proc, credit_proc;
-    sim_time_ps armed_ps;            /* arrival time arrive_ev is notified for (SIM_TIME_MAX: none) */
-    /* deferred delivery */
-    sim_link_defer_fn deferrable;
-    sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
-    sim_time_ps arrival_ps;          /* arrival time of the message being delivered */
-    bool delivering;                 /* inside the delivery loop: arming waits for its end */
-    bool arm_pending;
-    uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
+    uint32_t credits[SIM_LINK_MAX_CREDIT_TYPES];
+    uint64_t credits_outstanding[SIM_LINK_MAX_CREDIT_TYPES]; /* spent, not yet returned */
     /* statistics */
-    uint64_t msgs_sent, msgs_delivered, bytes_sent, bytes_delivered;
-    uint64_t next_seq, next_deliver_seq;
-    uint64_t busy_ps;                /* summed serialisation time since the stats reset, including queued wire time ahead of now */
+    uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
-    uint64_t stall_since_ps; bool stalled;
+    uint64_t stall_since_ps;
     uint64_t credit_stalls;          /* number of blocked attempts that started a stall */
-    uint64_t credits_returned_total;
     uint64_t stats_since_ps;
     /* tracing */
     sim_link_label_fn label;

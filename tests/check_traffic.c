@@ -1,7 +1,9 @@
 /* Unit tests of models/traffic: destination patterns, message cutting,
- * NVLink presets and the packet pool. */
+ * NVLink presets, the packet pool, and the Bernoulli sources' timing. */
+#include "models/traffic/endpoints.h"
 #include "models/traffic/packet.h"
 #include "models/traffic/traffic.h"
+#include "sim/sim.h"
 
 #include <check.h>
 #include <math.h>
@@ -153,6 +155,128 @@ START_TEST(packet_pool_reuses)
 }
 END_TEST
 
+/* What the switch side of the sources' links saw: per port, the send cycle
+ * of every flit with its packet's creation cycle and flit index. */
+#define SRC_PORTS 4
+#define SRC_MAX_FLITS 20000
+typedef struct src_log {
+    tpkt_pool *pp;
+    tmsg_pool *mp;
+    sim_kernel *k;
+    sim_time_ps period_ps;
+    int n[SRC_PORTS];
+    uint64_t sent[SRC_PORTS][SRC_MAX_FLITS], created[SRC_PORTS][SRC_MAX_FLITS];
+    unsigned flit[SRC_PORTS][SRC_MAX_FLITS];
+} src_log;
+typedef struct src_sink { src_log *log; int port; } src_sink;
+
+static void src_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)l;
+    (void)bytes;
+    src_sink *s = ctx;
+    src_log *g = s->log;
+    tmsg *m = msg;
+    const tpkt *k = tpkt_at(g->pp, m->pkt);
+    int x = g->n[s->port]++;
+    REQUIRE(x < SRC_MAX_FLITS, "too many flits");
+    /* one flit serialises in one period, latency 0: sent one period before now */
+    g->sent[s->port][x] = (sim_now(g->k) - g->period_ps) / g->period_ps;
+    g->created[s->port][x] = k->created_ps / g->period_ps;
+    g->flit[s->port][x] = m->first;
+    tmsg_release(g->mp, m);
+}
+
+/* Bernoulli sources act in exactly the cycles they must, whether their next
+ * arrival is a few cycles ahead or far beyond the due wheel's reach:
+ * packet k is created at the cycle of its geometric arrival (replayed here
+ * from the same PRNG stream) and its flits leave one per cycle from
+ * max(creation, the previous packet's last flit + 1). */
+START_TEST(bernoulli_sources_act_on_time)
+{
+    const double loads[] = { 0.01, 0.3, 0.9 };
+    for (unsigned t = 0; t < 3; t++) {
+        sim_kernel *k = sim_kernel_new();
+        static src_log g;
+        memset(&g, 0, sizeof g);
+        tpkt_pool pp;
+        tmsg_pool mp;
+        tpkt_pool_init(&pp);
+        tmsg_pool_init(&mp);
+        g.pp = &pp;
+        g.mp = &mp;
+        g.k = k;
+        g.period_ps = 640; /* 16 B at 25 GB/s */
+        sim_clock_domain *clk = sim_clock_new(k, "clk", g.period_ps, 0);
+        traffic_dest dest;
+        char why[128];
+        ck_assert_int_eq(traffic_dest_init(&dest, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
+        const int pkt_flits = 3;
+        const uint64_t cycles = 20000;
+        tep_cfg ec = { 0 };
+        ec.ports = SRC_PORTS;
+        ec.flit_bytes = 16;
+        ec.period_ps = g.period_ps;
+        ec.credit_mode = TEP_CREDIT_NONE;
+        ec.bernoulli_mask = (1u << SRC_PORTS) - 1;
+        ec.load = loads[t];
+        ec.pkt_flits = pkt_flits;
+        ec.dest = &dest;
+        ec.end_ps = cycles * g.period_ps;
+        ec.seed = 77;
+        tep *e = tep_new(k, clk, &ec, &pp, &mp);
+        sim_link *tx[SRC_PORTS], *rx[SRC_PORTS];
+        src_sink sinks[SRC_PORTS];
+        for (int i = 0; i < SRC_PORTS; i++) {
+            sim_link_cfg lc = { 0 };
+            lc.bandwidth_GBps = 25;
+            lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
+            tx[i] = sim_link_new(k, &lc);
+            rx[i] = sim_link_new(k, &lc);
+            tep_attach(e, i, tx[i], rx[i]);
+            sinks[i] = (src_sink){ &g, i };
+            sim_link_set_receiver(tx[i], src_sink_recv, &sinks[i]);
+        }
+        sim_run(k, cycles * g.period_ps);
+        const double p = ec.load / pkt_flits, log1m_p = log1p(-p);
+        for (int i = 0; i < SRC_PORTS; i++) {
+            sim_rng r;
+            sim_rng_seed_stream(&r, ec.seed, 0x1000u + (uint64_t)i);
+            traffic_dest replay;
+            ck_assert_int_eq(traffic_dest_init(&replay, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
+            uint64_t arrival = (uint64_t)floor(log(1.0 - sim_rng_double(&r)) / log1m_p), next_free = 0;
+            int pkts = 0;
+            for (int x = 0; x + pkt_flits <= g.n[i]; x += pkt_flits, pkts++) {
+                const uint64_t start = arrival > next_free ? arrival : next_free;
+                for (int f = 0; f < pkt_flits; f++) {
+                    REQUIRE(g.flit[i][x + f] == (unsigned)f, "load %.2f port %d packet %d: flit %u at position %d", ec.load, i,
+                            pkts, g.flit[i][x + f], f);
+                    REQUIRE(g.created[i][x + f] == arrival, "load %.2f port %d packet %d: created at %llu, arrival %llu",
+                            ec.load, i, pkts, (unsigned long long)g.created[i][x + f], (unsigned long long)arrival);
+                    REQUIRE(g.sent[i][x + f] == start + (uint64_t)f, "load %.2f port %d packet %d flit %d: sent at %llu, due %llu",
+                            ec.load, i, pkts, f, (unsigned long long)g.sent[i][x + f], (unsigned long long)(start + (uint64_t)f));
+                }
+                next_free = start + (uint64_t)pkt_flits;
+                arrival += 1 + (uint64_t)floor(log(1.0 - sim_rng_double(&r)) / log1m_p);
+                traffic_dest_pick(&replay, i, &r);
+            }
+            /* the run saw every packet that arrived early enough to be sent whole */
+            REQUIRE(pkts > 0 && (arrival > next_free ? arrival : next_free) + pkt_flits >= cycles - 1,
+                    "load %.2f port %d: %d packets, the next due at %llu", ec.load, i, pkts, (unsigned long long)arrival);
+        }
+        tep_free(e);
+        for (int i = 0; i < SRC_PORTS; i++) {
+            sim_link_free(tx[i]);
+            sim_link_free(rx[i]);
+        }
+        sim_clock_free(clk);
+        sim_kernel_free(k);
+        tmsg_pool_free(&mp);
+        tpkt_pool_free(&pp);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("traffic");
@@ -164,6 +288,7 @@ int main(void)
     tcase_add_test(tc, message_cutting);
     tcase_add_test(tc, nvlink_presets_table);
     tcase_add_test(tc, packet_pool_reuses);
+    tcase_add_test(tc, bernoulli_sources_act_on_time);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

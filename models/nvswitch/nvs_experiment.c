@@ -140,7 +140,7 @@ static void net_drain_and_check(nvs_net *net, sim_kernel *k, nvs_conservation *c
     uint64_t lost = 0, extra = 0;
     for (int s = 0; s < net->n; s++)
         for (int d = 0; d < net->n; d++) {
-            uint64_t sent = e->port[s].sent_to[d], got = e->port[d].recv_from[s];
+            uint64_t sent = e->port[s].sent_to[d], got = e->port[d].from[s].recv_from;
             if (got > sent) extra += got - sent;
             else lost += sent - got;
         }
@@ -212,7 +212,7 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     uint64_t tot = 0;
     res->throughput_min_input = 1e9;
     for (int i = 0; i < n; i++) {
-        res->per_input[i] = (double)e->port[i].win_in / win;
+        res->per_input[i] = (double)e->win_in[i] / win;
         res->per_output[i] = (double)e->port[i].win_out / win;
         tot += e->port[i].win_out;
         if (res->per_input[i] < res->throughput_min_input) res->throughput_min_input = res->per_input[i];

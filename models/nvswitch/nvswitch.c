@@ -183,7 +183,9 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     /* One staging entry per message: its flits are presented one per cycle. */
     if (m->count) {
         const uint64_t dm = k->dest_mask;
-        const uint64_t copies = (dm & (dm - 1)) ? (uint64_t)__builtin_popcountll(dm) : 1;
+        const bool mcast = (dm & (dm - 1)) != 0;
+        const uint64_t copies = mcast ? (uint64_t)__builtin_popcountll(dm) : 1;
+        s->mcast_seen |= mcast;
         stage_push(s, p, tflit_word(k, m->first), dm, now, m->count);
         hold_slots(s, p, k, m->count);
         /* accounted per message: the flits are presented one per cycle */
@@ -213,8 +215,10 @@ static inline void free_slots(nvswitch *s, int i, unsigned type, uint32_t n)
 static void return_credits(nvswitch *s, const xbar_out *o)
 {
     const int n = s->n;
-    uint64_t extra_any = 0; /* usually none: one vectorised pass to find out */
-    for (int i = 0; i < n; i++) extra_any |= o->credit_extra[i];
+    /* Fan-out reads free extra slots, and only multicast flits are read so:
+     * without one, credit_extra is all zero and not even scanned. */
+    uint64_t extra_any = 0;
+    for (int i = 0; s->mcast_seen && i < n; i++) extra_any |= o->credit_extra[i];
     uint64_t freed = (uint64_t)__builtin_popcountll(o->credit);
     for (int i = 0; extra_any && i < n; i++) freed += (uint64_t)__builtin_popcountll(o->credit_extra[i]);
     s->slots_held -= freed;

@@ -83,6 +83,7 @@ typedef struct nvswitch {
     uint64_t stage_mask;                 /* ports with staged flits (cur[i] holds a message) */
     uint64_t copies_inside;              /* copies arrived (staged or presented) and not yet driven */
     uint64_t slots_held;                 /* buffer slots arrived for (staged or written) and not yet freed */
+    bool mcast_seen;                     /* a multicast packet arrived: the core may free fan-out read slots */
     nvs_pair *pair;                      /* pair[i * n + t] */
     xbar_in in;
     xbar_out out;

@@ -30,9 +30,11 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
         p->cur_q = -1;
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
         p->next_arrival = bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
-        for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->last_seq[s] = -1;
+        for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->from[s].last_seq = -1;
     }
     e->first_delivery_ps = SIM_TIME_MAX;
+    e->wheel_next = UINT64_MAX; /* the first cycle files every source */
+    e->far_min = UINT64_MAX;
     sim_clock_add(clk, &e->h, "endpoints", tep_cycle, e);
     return e;
 }
@@ -54,14 +56,24 @@ void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx)
     sim_link_set_credit_callback(tx, tep_credit, &e->port[port]);
 }
 
-/* Credits came back: a source waiting for them looks again at the next edge. */
+/* Source i acts at the next edge. */
+static void wake(tep *e, int i)
+{
+    e->due_cycle[i] = 0;
+    e->wake_mask |= 1ULL << i;
+}
+
+/* Credits came back: a source waiting for them looks again at the next edge.
+ * Any other source already acts at the first cycle the credits could matter
+ * to it (its wire free, or its next arrival), so it is left alone. */
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
 {
     (void)l;
     (void)type;
     (void)credits;
     tep_port *p = ctx;
-    p->owner->due_cycle[p->idx] = 0;
+    tep *e = p->owner;
+    if (e->blocked_mask >> p->idx & 1) wake(e, p->idx);
 }
 
 void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc)
@@ -120,7 +132,7 @@ static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_
     k->dest_mask = mask;
     k->created_ps = sim_now(e->k);
     k->payload_bytes = payload;
-    k->copies_left = nflits * (uint32_t)__builtin_popcountll(mask);
+    k->copies_left = nflits * tpkt_dest_count(mask);
     k->msg = tag;
     k->id = p->next_id++;
     p->generated_flits += nflits;
@@ -128,6 +140,7 @@ static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_
     int qi = queue_of(e, mask);
     if (ring_empty(&p->q[qi])) p->head_flits[qi] = (uint16_t)nflits;
     ring_push(&p->q[qi], k->idx);
+    p->queued++;
     if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
     return k;
 }
@@ -237,7 +250,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         }
     }
     if (!e->sending) return TEP_IDLE;
-    if (p->cur_q < 0 && !p->q_mask && ring_empty(&p->q[TEP_MCAST_Q]) && ring_empty(&p->q[0])) return TEP_IDLE;
+    if (p->cur_q < 0 && !p->queued) return TEP_IDLE;
     if (p->tx_free_ps > now) return TEP_BUSY; /* the wire is still serialising */
     int qi = p->cur_q;
     if (qi < 0) {
@@ -256,13 +269,14 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
     send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
     p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
-    uint64_t copies = (uint64_t)count * (uint64_t)__builtin_popcountll(k->dest_mask);
+    uint64_t copies = (uint64_t)count * tpkt_dest_count(k->dest_mask);
     e->copies_sent += copies;
     for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
     if (first + count == k->nflits) {
         p->cur_flit = 0;
         p->cur_q = -1;
         ring_pop(r);
+        p->queued--;
         if (!ring_empty(r)) p->head_flits[qi] = tpkt_at(e->pp, ring_head(r))->nflits;
         if (k->msg) p->msg_queued--;
         if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
@@ -275,6 +289,72 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     return TEP_BUSY;
 }
 
+/* Port i is next due at cycle `due` (UINT64_MAX: never; at or before
+ * `cycle`: at the next call, as the sources woken). */
+static void file_due(tep *e, int i, uint64_t due, uint64_t cycle)
+{
+    const uint64_t bit = 1ULL << i;
+    e->due_cycle[i] = due;
+    e->far_mask &= ~bit;
+    if (due == UINT64_MAX) return;
+    if (due <= cycle) {
+        e->wake_mask |= bit;
+    } else if (due - cycle <= TEP_WHEEL) { /* slot cycle % TEP_WHEEL was taken: it is next read at cycle + TEP_WHEEL */
+        e->wheel[due % TEP_WHEEL] |= bit;
+    } else {
+        e->far_mask |= bit;
+        if (due < e->far_min) e->far_min = due;
+    }
+}
+
+/* Far sources now within the wheel's reach go into it; returns those due
+ * at `cycle` already (woken meanwhile). */
+static uint64_t refile_far(tep *e, uint64_t cycle)
+{
+    const uint64_t far = e->far_mask;
+    uint64_t now_due = 0;
+    e->far_min = UINT64_MAX;
+    for (uint64_t m = far; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        if (e->due_cycle[i] <= cycle) {
+            now_due |= 1ULL << i;
+            e->far_mask &= ~(1ULL << i);
+        } else {
+            file_due(e, i, e->due_cycle[i], cycle);
+        }
+    }
+    return now_due;
+}
+
+/* The sources due at `cycle`: the wheel's slot if the previous call was at
+ * cycle - 1, else (the first call, or after the handler slept) every source
+ * looked at and refiled. */
+static uint64_t take_due(tep *e, uint64_t cycle)
+{
+    uint64_t due = e->wake_mask;
+    e->wake_mask = 0;
+    if (cycle == e->wheel_next) {
+        due |= e->wheel[cycle % TEP_WHEEL];
+        e->wheel[cycle % TEP_WHEEL] = 0;
+    } else {
+        memset(e->wheel, 0, sizeof e->wheel);
+        e->far_mask = 0;
+        e->far_min = UINT64_MAX;
+        for (int i = 0; i < e->cfg.ports; i++) {
+            if (e->due_cycle[i] <= cycle) due |= 1ULL << i;
+            else file_due(e, i, e->due_cycle[i], cycle);
+        }
+    }
+    e->wheel_next = cycle + 1;
+    if (e->far_min <= cycle + TEP_WHEEL) due |= refile_far(e, cycle);
+    /* entries of sources whose due cycle moved later since they were filed */
+    for (uint64_t m = due; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        if (e->due_cycle[i] > cycle) due &= ~(1ULL << i);
+    }
+    return due;
+}
+
 /* The first cycle at which port p can do anything again: its next Bernoulli
  * arrival, its wire becoming free while it has packets queued, every cycle
  * while it holds a message; a source waiting for credits is woken by their
@@ -282,9 +362,10 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
  * have looked. */
 static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool blocked)
 {
-    const bool work = p->cur_q >= 0 || p->q_mask || !ring_empty(&p->q[TEP_MCAST_Q]) || !ring_empty(&p->q[0]);
-    if (work) e->work_mask |= 1ULL << p->idx;
-    else e->work_mask &= ~(1ULL << p->idx);
+    const bool work = p->cur_q >= 0 || p->queued;
+    const uint64_t bit = 1ULL << p->idx;
+    e->work_mask = work ? e->work_mask | bit : e->work_mask & ~bit;
+    e->blocked_mask = blocked ? e->blocked_mask | bit : e->blocked_mask & ~bit;
     uint64_t due = UINT64_MAX;
     if (e->injecting && (e->cfg.bernoulli_mask >> p->idx & 1)) due = p->next_arrival;
     if (p->msg) due = cycle + 1;
@@ -297,7 +378,7 @@ static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool b
         }
         if (ready < due) due = ready;
     }
-    e->due_cycle[p->idx] = due;
+    file_due(e, p->idx, due, cycle);
 }
 
 static bool tep_cycle(void *ctx, uint64_t cycle)
@@ -305,18 +386,16 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     tep *e = ctx;
     const sim_time_ps now = sim_now(e->k);
     bool busy = e->injecting;
-    uint64_t skipped = 0;
-    for (int i = 0; i < e->cfg.ports; i++) {
-        if (e->due_cycle[i] > cycle) {
-            skipped |= 1ULL << i;
-            continue;
-        }
-        tep_port *p = &e->port[i];
+    const uint64_t due = take_due(e, cycle);
+    for (uint64_t m = due; m; m &= m - 1) {
+        tep_port *p = &e->port[__builtin_ctzll(m)];
         int st = tep_port_cycle(e, p, cycle, now);
         busy |= st != TEP_IDLE;
         set_due(e, p, cycle, now, st == TEP_BLOCKED);
     }
     /* a skipped source is as it was after its last cycle: busy if it has packets */
+    const uint64_t all = e->cfg.ports >= 64 ? ~0ULL : (1ULL << e->cfg.ports) - 1;
+    const uint64_t skipped = all & ~due;
     return busy || (e->sending && (e->work_mask & skipped));
 }
 
@@ -345,7 +424,8 @@ static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     if (cnt > k->copies_left) sim_fatal("endpoint: P%u.%u delivered more copies than it has", k->src, k->id);
     /* per-flow order: every flit must be newer than the newest seen */
     const int64_t seq_first = (int64_t)(k->seq0 + m->first);
-    int64_t *last = &p->last_seq[src];
+    tep_flow_rx *flow = &p->from[src];
+    int64_t *last = &flow->last_seq;
     if (seq_first > *last) {
         *last = seq_first + cnt - 1;
     } else {
@@ -356,11 +436,11 @@ static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
             else e->out_of_order++;
         }
     }
-    p->recv_from[src] += cnt;
+    flow->recv_from += cnt;
     e->copies_delivered += cnt;
     if (now >= e->cfg.warmup_ps && now < e->cfg.end_ps) {
         p->win_out += cnt;
-        e->port[src].win_in += cnt;
+        e->win_in[src] += cnt;
         if (e->cfg.record_latency) {
             double lat = (double)(now - k->created_ps) / (double)e->cfg.period_ps;
             for (unsigned f = 0; f < cnt; f++) sim_hist_add(&e->latency_cycles, lat);
@@ -390,7 +470,7 @@ void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool sto
 {
     e->port[src].msg = m;
     e->port[src].msg_tag = tag;
-    e->due_cycle[src] = 0;
+    wake(e, src);
     e->stop_when_msg_done = stop_when_done;
     e->msg_dests = __builtin_popcountll(m->dest_mask);
     for (uint64_t d = m->dest_mask; d; d &= d - 1) e->port[__builtin_ctzll(d)].msg_bytes_total = m->bytes;

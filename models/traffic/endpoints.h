@@ -46,38 +46,50 @@ struct tep;
 #define TEP_QUEUES (TRAFFIC_MAX_PORTS + 1) /* per destination + multicast */
 #define TEP_MCAST_Q TRAFFIC_MAX_PORTS
 
+#define TEP_WHEEL 64 /* cycles the due wheel of the sources reaches ahead */
+
 typedef struct tep_ring { uint32_t *buf; uint32_t head, len, cap; } tep_ring;
 
+/* A sink's view of the flow from one source: both fields are touched by
+ * every delivery from it, so they share a line. */
+typedef struct tep_flow_rx {
+    int64_t last_seq;           /* last flit sequence seen (-1: none yet) */
+    uint64_t recv_from;         /* flit copies received */
+} tep_flow_rx;
+
 typedef struct tep_port {
+    /* What a source's cycle touches, first and together (about two cache lines). */
     struct tep *owner;
+    sim_link *tx;
     int idx;
-    sim_link *tx, *rx;
-    /* Source queues of packet indices: one per destination plus one for
-     * multicast (src_voq), else queue 0 only (a FIFO). A flow's packets share
-     * one queue, so the source keeps per-flow order. */
-    tep_ring q[TEP_QUEUES];
-    uint64_t q_mask;            /* non-empty destination queues */
-    uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
     int rr;                     /* queue looked at first next time (0..TEP_QUEUES-1) */
     int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
     unsigned cur_flit;          /* wormhole: next flit of that packet */
-    uint64_t next_seq;
+    uint64_t q_mask;            /* non-empty destination queues */
+    uint32_t queued;            /* packets in the source queues (a partly sent one included) */
     uint32_t next_id;
-    sim_rng rng;
+    uint64_t next_seq;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
     uint32_t msg_queued;        /* message packets cut and not yet sent */
-    uint64_t msg_bytes_total;   /* sink: bytes expected for the message (0 = not a destination) */
+    sim_rng rng;
+    uint64_t generated_flits;
+    uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
+    /* Source queues: one per destination plus one for multicast (src_voq),
+     * else queue 0 only (a FIFO). A flow's packets share one queue, so the
+     * source keeps per-flow order. */
+    tep_ring q[TEP_QUEUES];
+    uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
+    /* sink: what a delivery touches, together */
+    sim_link *rx;
+    uint64_t win_out;                      /* flits delivered here in the window */
+    uint64_t msg_bytes_total;   /* bytes expected for the message (0 = not a destination) */
     uint64_t msg_bytes_recv;
     sim_time_ps msg_done_ps;
     bool msg_done;
-    int64_t last_seq[TRAFFIC_MAX_PORTS];   /* sink: per source, last flit sequence seen */
-    uint64_t recv_from[TRAFFIC_MAX_PORTS]; /* sink: flit copies received per source */
-    uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
-    uint64_t win_in, win_out;              /* flits delivered in the window: from this source / at this sink */
-    uint64_t generated_flits;
+    tep_flow_rx from[TRAFFIC_MAX_PORTS];   /* per source */
 } tep_port;
 
 typedef struct tep {
@@ -85,10 +97,19 @@ typedef struct tep {
     tep_cfg cfg;
     tpkt_pool *pp;
     tmsg_pool *mp;
-    /* per port the first cycle its source can act again (skipped before it):
-     * side by side, so the per-cycle scan of N sources reads 512 B */
+    /* per port the first cycle its source can act again (skipped before it) */
     uint64_t due_cycle[TRAFFIC_MAX_PORTS];
+    /* The same, filed by cycle so a cycle finds its sources without looking
+     * at all N: bit i of wheel[c % TEP_WHEEL] when port i is due at cycle c
+     * no more than TEP_WHEEL cycles ahead, else in far_mask (filed into the
+     * wheel once far_min comes that close). An entry whose port's due_cycle
+     * has since moved later is ignored. */
+    uint64_t wheel[TEP_WHEEL];
+    uint64_t far_mask, far_min;
+    uint64_t wake_mask;         /* sources woken (due now) since the last cycle */
+    uint64_t wheel_next;        /* the cycle whose slot is taken next; another: refile all */
     tep_port port[TRAFFIC_MAX_PORTS];
+    uint64_t win_in[TRAFFIC_MAX_PORTS];    /* per source: its flits delivered in the window (dense: any sink adds) */
     sim_clock_handler h;
     bool injecting;             /* Bernoulli sources generate while true */
     bool sending;               /* sources send queued packets while true (false: drain the network) */
@@ -96,6 +117,7 @@ typedef struct tep {
     double p_packet;
     double log1m_p_packet;      /* log1p(-p_packet), for the geometric gaps */
     uint64_t work_mask;         /* ports with packets queued or one partly sent */
+    uint64_t blocked_mask;      /* ports whose sending waits for credits (woken by their return) */
     /* totals */
     uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
     uint64_t flits_generated;

@@ -63,26 +63,17 @@ void tmsg_pool_free(tmsg_pool *p)
     memset(p, 0, sizeof *p);
 }
 
-tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count)
+void tmsg_pool_grow(tmsg_pool *p)
 {
-    if (!p->free_list) {
-        if (p->n_chunks == p->cap_chunks) {
-            p->cap_chunks = p->cap_chunks ? 2 * p->cap_chunks : 8;
-            p->chunks = realloc(p->chunks, p->cap_chunks * sizeof *p->chunks);
-            if (!p->chunks) sim_fatal("out of memory");
-        }
-        tmsg *c = calloc(1024, sizeof *c);
-        if (!c) sim_fatal("out of memory");
-        p->chunks[p->n_chunks++] = c;
-        for (int k = 1023; k >= 0; k--) tmsg_release(p, &c[k]);
+    if (p->n_chunks == p->cap_chunks) {
+        p->cap_chunks = p->cap_chunks ? 2 * p->cap_chunks : 8;
+        p->chunks = realloc(p->chunks, p->cap_chunks * sizeof *p->chunks);
+        if (!p->chunks) sim_fatal("out of memory");
     }
-    tmsg *m = p->free_list;
-    p->free_list = m->next_free;
-    m->pkt = pkt;
-    m->first = (uint16_t)first;
-    m->count = (uint16_t)count;
-    m->next_free = NULL;
-    return m;
+    tmsg *c = calloc(1024, sizeof *c);
+    if (!c) sim_fatal("out of memory");
+    p->chunks[p->n_chunks++] = c;
+    for (int k = 1023; k >= 0; k--) tmsg_release(p, &c[k]);
 }
 
 void tmsg_label(const tpkt_pool *pp, const tmsg *m, char *buf, size_t n)

@@ -39,6 +39,13 @@ tpkt *tpkt_alloc(tpkt_pool *p);
 void tpkt_release(tpkt_pool *p, tpkt *k);
 static inline tpkt *tpkt_at(const tpkt_pool *p, uint32_t idx) { return &p->chunks[idx / TPKT_CHUNK][idx % TPKT_CHUNK]; }
 
+/* Destinations in a mask: most packets are unicast, and a popcount may be a
+ * library call on the baseline x86-64 target. */
+static inline unsigned tpkt_dest_count(uint64_t mask)
+{
+    return (mask & (mask - 1)) ? (unsigned)__builtin_popcountll(mask) : (unsigned)(mask != 0);
+}
+
 /* Flit word: flit index [7:0], packet flits [15:8], source port [23:16],
  * packet pool index [55:24]. What a switch needs per flit travels in the word,
  * so the packet record (likely out of cache) is read only at the ends. */
@@ -67,11 +74,24 @@ typedef struct tmsg_pool {
 
 void tmsg_pool_init(tmsg_pool *p);
 void tmsg_pool_free(tmsg_pool *p);
-tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count);
+/* Adds a chunk of free messages (tmsg_alloc, when none is left). */
+void tmsg_pool_grow(tmsg_pool *p);
 static inline void tmsg_release(tmsg_pool *p, tmsg *m)
 {
     m->next_free = p->free_list;
     p->free_list = m;
+}
+/* Inline: two per packet (one per link message) on the hot path. */
+static inline tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count)
+{
+    if (!p->free_list) tmsg_pool_grow(p);
+    tmsg *m = p->free_list;
+    p->free_list = m->next_free;
+    m->pkt = pkt;
+    m->first = (uint16_t)first;
+    m->count = (uint16_t)count;
+    m->next_free = NULL;
+    return m;
 }
 
 /* Wave label of a message: "P<src>.<id> f<first>[-<last>]/<n> ><dests>". */
