@@ -134,7 +134,7 @@ void sim_event_notify(sim_event *e);                        /* immediate: runnab
 void sim_event_notify_delta(sim_event *e);                  /* next delta cycle */
 void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps); /* delay 0 = delta, like SC_ZERO_TIME */
 void sim_event_cancel(sim_event *e);
-bool sim_event_pending(const sim_event *e);
+bool sim_event_pending(const sim_event *e);                 /* a delta or timed notification is pending */
 const char *sim_event_name(const sim_event *e);
 
 /* --- method processes --------------------------------------------------- */
