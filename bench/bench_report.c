@@ -8,8 +8,14 @@
  * program also reports the CPU time of that loop, and the *_cpu fields give
  * the same rates and ratios by CPU time: on a shared machine the wall clock
  * also counts the time a run waits for a core, and a short run (ours) loses
- * proportionally more of it than a long one. On an idle machine both agree. */
+ * proportionally more of it than a long one. On an idle machine both agree.
+ *
+ * Every run is pinned to the CPU this program starts on: the two CPUs of
+ * this VM differ (one ran both programs about 30% slower than the other,
+ * SystemC more so), and a ratio of runs on different CPUs measured that
+ * difference instead of the kernels. */
 #include <cjson/cJSON.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,19 @@ typedef struct run_result {
     double peak_rss_mb;
     int ok;
 } run_result;
+
+/* Pins this process, and so every run it forks, to the CPU it is on now.
+ * Returns that CPU, or -1 when it cannot (the runs then go where the
+ * scheduler puts them). */
+static int pin_to_this_cpu(void)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0) return -1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? cpu : -1;
+}
 
 /* Runs argv, captures its one output line and its peak RSS. */
 static run_result run_once(char *const argv[])
@@ -113,6 +132,7 @@ int main(int argc, char **argv)
     int have_systemc = access(theirs, X_OK) == 0;
 
     if (!have_systemc) fprintf(stderr, "bench: %s not built (no SystemC); only our kernel is measured\n", theirs);
+    const int cpu = pin_to_this_cpu();
     run_result r_kt[ROUNDS], r_kd[ROUNDS], r_st[ROUNDS] = { { 0 } }, r_sd[ROUNDS] = { { 0 } };
     for (int i = 0; i < ROUNDS; i++) {   /* interleaved: see the header */
         char *a_kt[] = { ours, "timed", (char *)n, (char *)k, (char *)t, NULL };
@@ -135,6 +155,7 @@ int main(int argc, char **argv)
     cJSON_AddNumberToObject(o, "n", atof(n));
     cJSON_AddNumberToObject(o, "k", atof(k));
     cJSON_AddNumberToObject(o, "t", atof(t));
+    cJSON_AddNumberToObject(o, "cpu", cpu);
     cJSON_AddNumberToObject(o, "events_per_s_timed", kt.rate_mps * 1e6);
     cJSON_AddNumberToObject(o, "events_per_s_delta", kd.rate_mps * 1e6);
     cJSON_AddNumberToObject(o, "peak_rss_mb", kt.peak_rss_mb > kd.peak_rss_mb ? kt.peak_rss_mb : kd.peak_rss_mb);
@@ -163,7 +184,8 @@ int main(int argc, char **argv)
             cJSON_AddNumberToObject(o, "ratio_delta_cpu", rd_cpu);
             cJSON_AddBoolToObject(o, "targets_met_cpu", equal && rt_cpu >= 3.0 && rd_cpu >= 6.0);
         }
-        printf("kernel_ring N=%s T=%s K=%s (median of %d, interleaved)\n", n, t, k, ROUNDS);
+        printf("kernel_ring N=%s T=%s K=%s (median of %d, interleaved, %s %d)\n", n, t, k, ROUNDS,
+               cpu >= 0 ? "all on CPU" : "not pinned", cpu);
         printf("  timed: ours %7.1f M events/s  SystemC %6.1f M/s  ratio %5.2fx (target >= 3)\n", kt.rate_mps,
                st.rate_mps, rt);
         printf("  delta: ours %7.1f M events/s  SystemC %6.1f M/s  ratio %5.2fx (target >= 6)\n", kd.rate_mps,
