@@ -283,10 +283,9 @@ HOT_INLINE void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 /* The rule for one credit type, on what the transmitter still has as far as
  * this receiver knows (`view`) and what the receiver holds back (`backlog`:
  * released or still to be released, not yet advertised); fc_least and
- * fc_step are set per type at init. */
+ * fc_step are set per type at init (so that an infinite type is never urgent). */
 static inline bool fc_type_urgent(const pcie_port *p, unsigned type, int64_t view, uint64_t backlog)
 {
-    if (p->fcr[type].infinite) return false;
     return view < p->fc_least[type] || backlog >= p->fc_step[type];
 }
 HOT_INLINE bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
@@ -1158,6 +1157,10 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
         pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[t], cfg->fc_scale);
         p->fc_least[t] = pcie_fc_is_data(t) ? cfg->mps / PCIE_FC_UNIT_BYTES : 1;
         p->fc_step[t] = p->fcr[t].initial / 8 > (uint64_t)p->fc_least[t] ? p->fcr[t].initial / 8 : (uint64_t)p->fc_least[t];
+        if (p->fcr[t].infinite) {   /* what the transmitter has left is unbounded, nothing is held back */
+            p->fc_least[t] = INT64_MIN;
+            p->fc_step[t] = UINT64_MAX;
+        }
     }
     loop_types_update(p);
     for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) {
