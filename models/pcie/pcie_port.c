@@ -298,7 +298,7 @@ static bool fc_urgent(const pcie_port *p, unsigned cls) { return fc_urgent_with(
 
 /* Credits of class cls were released: schedule an UpdateFC at once when
  * urgent, otherwise within the recommended latency (coalescing). */
-static void fc_released(pcie_port *p, unsigned cls)
+HOT_INLINE void fc_released(pcie_port *p, unsigned cls)
 {
     pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
     if (p->fc_now & (1u << cls)) return;
@@ -398,7 +398,7 @@ static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t
 }
 
 /* ---- receive buffer -------------------------------------------------------------------------- */
-static void rx_deliver(pcie_port *p, const pcie_tlp *t)
+HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
 {
     unsigned cls = t->fc_class;
     /* conservation above the DLL: each class arrives exactly once, in order */
@@ -426,9 +426,8 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
 }
 
 /* Lets every TLP whose receive-buffer time is <= t leave, each at its own time. */
-static void depart_until(pcie_port *p, sim_time_ps t)
+static void depart_due(pcie_port *p, sim_time_ps t)
 {
-    if (p->departing) return;
     p->departing = true;
     while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= t) {
         const pcie_rxent *e = &p->rxb[p->rxb_head];   /* stays valid: nothing appends during a delivery */
@@ -443,6 +442,13 @@ static void depart_until(pcie_port *p, sim_time_ps t)
     p->rx_now = 0;
     p->departing = false;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
+}
+/* (checked inline: most calls find nothing due; the buffer's size did not change then) */
+static inline void depart_until(pcie_port *p, sim_time_ps t)
+{
+    if (p->departing) return;
+    if (p->rxb_len && p->rxb[p->rxb_head].done_ps <= t) depart_due(p, t);
+    else p->rx_now = 0;
 }
 
 /* Brings the receive side up to now: deferred arrivals (each after the
@@ -841,7 +847,7 @@ static sim_time_ps lookahead_until(const pcie_port *p, sim_time_ps now)
     return until;
 }
 
-static bool tx_new_tlp(pcie_port *p, sim_time_ps now, sim_time_ps decide)
+HOT_INLINE bool tx_new_tlp(pcie_port *p, sim_time_ps now, sim_time_ps decide)
 {
     if (!pcie_dll_tx_may_send_new(&p->dtx)) return false;
     bool credit_blocked;
@@ -887,15 +893,15 @@ static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
         send_tlp(p, &p->replay[seq], seq, true, now);
         return true;
     }
-    if (!tx_new_tlp(p, now, now)) return false;
-    /* more TLPs in this wake while the lookahead says nothing can intervene */
-    sim_time_ps until = lookahead_until(p, now);
-    for (;;) {
-        sim_time_ps decide = sim_link_tx_free_ps(p->tx);
-        if (decide >= until || p->replaying || p->nak_now || p->ack_now || p->fc_now) break;
-        if (!tx_new_tlp(p, now, decide)) break;
+    /* a new TLP, then more in this wake while the lookahead (judged after the
+     * first) says nothing can intervene */
+    sim_time_ps decide = now, until = 0;
+    for (bool first = true;; first = false) {
+        if (!tx_new_tlp(p, now, decide)) return !first;
+        if (first) until = lookahead_until(p, now);
+        decide = sim_link_tx_free_ps(p->tx);
+        if (decide >= until || p->replaying || p->nak_now || p->ack_now || p->fc_now) return true;
     }
-    return true;
 }
 
 /* Something for the transmitter to do once the wire is free? */
