@@ -899,7 +899,7 @@ static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
     for (bool first = true;; first = false) {
         if (!tx_new_tlp(p, now, decide)) return !first;
         if (first) until = lookahead_until(p, now);
-        decide = sim_link_tx_free_ps(p->tx);
+        decide = p->last_tx_end;   /* the wire is free again when this TLP's last byte left */
         if (decide >= until || p->replaying || p->nak_now || p->ack_now || p->fc_now) return true;
     }
 }
