@@ -368,20 +368,27 @@ HOT_INLINE void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint3
     p->loop_len[cls]++;
 }
 
+/* (One UpdateFC returns many TLPs' credits: the loop works on locals.) */
 static void loop_returned(pcie_port *p, unsigned cls, uint32_t old_limit, uint32_t new_limit, uint32_t mask)
 {
-    p->loop_returned[cls] += (new_limit - old_limit) & mask;
+    uint64_t returned = p->loop_returned[cls] += (new_limit - old_limit) & mask;
     sim_time_ps now = now_of(p);
-    while (p->loop_len[cls]) {
-        pcie_loop_ent *e = &p->loop[cls][p->loop_head[cls]];
-        if (e->cum > p->loop_returned[cls]) break;
-        double ns = (double)(now - e->sent_ps) / 1000.0;
-        p->loop_sum_ns += ns;
-        if (p->loop_n == 0 || ns < p->loop_min_ns) p->loop_min_ns = ns;
-        p->loop_n++;
-        p->loop_head[cls] = (p->loop_head[cls] + 1) % PCIE_LOOP_RING;
-        p->loop_len[cls]--;
+    const pcie_loop_ent *ring = p->loop[cls];
+    size_t head = p->loop_head[cls], len = p->loop_len[cls];
+    double sum_ns = p->loop_sum_ns, min_ns = p->loop_min_ns;
+    uint64_t n = p->loop_n;
+    for (; len && ring[head].cum <= returned; len--) {
+        double ns = (double)(now - ring[head].sent_ps) / 1000.0;
+        sum_ns += ns;
+        if (n == 0 || ns < min_ns) min_ns = ns;
+        n++;
+        head = (head + 1) % PCIE_LOOP_RING;
     }
+    p->loop_head[cls] = head;
+    p->loop_len[cls] = len;
+    p->loop_sum_ns = sum_ns;
+    p->loop_min_ns = min_ns;
+    p->loop_n = n;
 }
 
 static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t df)
