@@ -433,7 +433,7 @@ HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
 }
 
 /* Lets every TLP whose receive-buffer time is <= t leave, each at its own time. */
-static void depart_due(pcie_port *p, sim_time_ps t)
+HOT_INLINE void depart_due(pcie_port *p, sim_time_ps t)
 {
     p->departing = true;
     while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= t) {
