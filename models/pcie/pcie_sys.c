@@ -63,6 +63,7 @@ static inline void check_finished(pcie_sys *s)
     if (want_rd(s) && s->rd_done + s->req.rxb_len + sim_link_in_flight(s->up) < s->cfg.count) return;
     check_finished_settled(s);
 }
+/* The rest of check_finished, out of line: it runs only near the end of the run. */
 static void check_finished_settled(pcie_sys *s)
 {
     /* departures from the receive buffers that are due but deferred happen first */
