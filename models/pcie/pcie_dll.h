@@ -228,7 +228,7 @@ typedef struct pcie_fc_rx {
     unsigned scale_shift;         /* log2(scale) */
     bool infinite;
     uint64_t overflows;           /* TLPs received beyond the advertised limit (FC protocol error) */
-} pcie_fc_rx;
+} __attribute__((aligned(64))) pcie_fc_rx;   /* 64 B: an array of them is indexed by a shift */
 
 static inline void pcie_fc_rx_init(pcie_fc_rx *r, unsigned type, uint32_t field, unsigned scale)
 {

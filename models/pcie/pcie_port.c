@@ -13,6 +13,10 @@
 
 #include "models/pcie/pcie_port.h"
 
+/* Per-TLP helpers with several callers, which LTO leaves out of line: a call
+ * costs 10-20 instructions of register saves, a few percent of a TLP each. */
+#define HOT_INLINE static inline __attribute__((always_inline))
+
 #define FC_REFRESH_PS SIM_US(30)   /* §2.6.1.2: UpdateFC at least every 30 us per non-infinite type */
 
 /* ---- pool ------------------------------------------------------------------ */
@@ -30,7 +34,7 @@ static void pool_keep_block(pcie_pool *pool, void *b)
     pool->blocks[pool->n_blocks++] = b;
 }
 
-static pcie_pkt *pkt_alloc(pcie_pool *pool)
+HOT_INLINE pcie_pkt *pkt_alloc(pcie_pool *pool)
 {
     if (!pool->free_pkts) {
         pcie_pkt *b = calloc(POOL_BLOCK, sizeof *b);
@@ -250,9 +254,10 @@ static bool in_bad_window(const pcie_port *p, sim_time_ps t)
 }
 
 /* Puts a packet on the wire. */
-static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
+HOT_INLINE void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 {
-    if (p->dl == PCIE_DL_ACTIVE && k->kind != PCIE_PKT_SKP && k->kind != PCIE_PKT_TS) {
+    /* only a faulty wire or a dropped Ack has anything to do here */
+    if ((p->wire_faults || k->corrupted) && p->dl == PCIE_DL_ACTIVE && k->kind != PCIE_PKT_SKP && k->kind != PCIE_PKT_TS) {
         if (p->wire_faults) {
             uint32_t eb[1];
             if (wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
@@ -278,13 +283,12 @@ static void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
 /* The rule for one credit type, on what the transmitter still has as far as
  * this receiver knows (`view`) and what the receiver holds back (`backlog`:
  * released or still to be released, not yet advertised); fc_least and
- * fc_step are set per type at init. */
+ * fc_step are set per type at init (so that an infinite type is never urgent). */
 static inline bool fc_type_urgent(const pcie_port *p, unsigned type, int64_t view, uint64_t backlog)
 {
-    if (p->fcr[type].infinite) return false;
     return view < p->fc_least[type] || backlog >= p->fc_step[type];
 }
-static bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
+HOT_INLINE bool fc_urgent_with(const pcie_port *p, unsigned cls, uint64_t extra_hdr, uint64_t extra_data)
 {
     const pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
     return fc_type_urgent(p, pcie_fc_hdr_type(cls), (int64_t)pcie_fc_rx_tx_view(h), h->allocated + extra_hdr - h->advertised) ||
@@ -294,7 +298,7 @@ static bool fc_urgent(const pcie_port *p, unsigned cls) { return fc_urgent_with(
 
 /* Credits of class cls were released: schedule an UpdateFC at once when
  * urgent, otherwise within the recommended latency (coalescing). */
-static void fc_released(pcie_port *p, unsigned cls)
+HOT_INLINE void fc_released(pcie_port *p, unsigned cls)
 {
     pcie_fc_rx *h = &p->fcr[pcie_fc_hdr_type(cls)], *d = &p->fcr[pcie_fc_data_type(cls)];
     if (p->fc_now & (1u << cls)) return;
@@ -345,10 +349,15 @@ static unsigned loop_type(const pcie_port *p, unsigned cls)
     if (cls == PCIE_FC_NP) return !p->fct[ht].infinite ? ht : dt;
     return !p->fct[dt].infinite ? dt : ht;
 }
-
-static void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint32_t data_need, sim_time_ps t)
+/* Caches loop_type (it changes only when InitFC sets which types are infinite). */
+static void loop_types_update(pcie_port *p)
 {
-    unsigned lt = loop_type(p, cls);
+    for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) p->loop_probe[c] = (uint8_t)loop_type(p, c);
+}
+
+HOT_INLINE void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint32_t data_need, sim_time_ps t)
+{
+    unsigned lt = p->loop_probe[cls];
     if (p->fct[lt].infinite) return;
     uint32_t need = pcie_fc_is_data(lt) ? data_need : hdr_need;
     p->loop_spent[cls] += need;
@@ -359,27 +368,34 @@ static void loop_record(pcie_port *p, unsigned cls, uint32_t hdr_need, uint32_t 
     p->loop_len[cls]++;
 }
 
+/* (One UpdateFC returns many TLPs' credits: the loop works on locals.) */
 static void loop_returned(pcie_port *p, unsigned cls, uint32_t old_limit, uint32_t new_limit, uint32_t mask)
 {
-    p->loop_returned[cls] += (new_limit - old_limit) & mask;
+    uint64_t returned = p->loop_returned[cls] += (new_limit - old_limit) & mask;
     sim_time_ps now = now_of(p);
-    while (p->loop_len[cls]) {
-        pcie_loop_ent *e = &p->loop[cls][p->loop_head[cls]];
-        if (e->cum > p->loop_returned[cls]) break;
-        double ns = (double)(now - e->sent_ps) / 1000.0;
-        p->loop_sum_ns += ns;
-        if (p->loop_n == 0 || ns < p->loop_min_ns) p->loop_min_ns = ns;
-        p->loop_n++;
-        p->loop_head[cls] = (p->loop_head[cls] + 1) % PCIE_LOOP_RING;
-        p->loop_len[cls]--;
+    const pcie_loop_ent *ring = p->loop[cls];
+    size_t head = p->loop_head[cls], len = p->loop_len[cls];
+    double sum_ns = p->loop_sum_ns, min_ns = p->loop_min_ns;
+    uint64_t n = p->loop_n;
+    for (; len && ring[head].cum <= returned; len--) {
+        double ns = (double)(now - ring[head].sent_ps) / 1000.0;
+        sum_ns += ns;
+        if (n == 0 || ns < min_ns) min_ns = ns;
+        n++;
+        head = (head + 1) % PCIE_LOOP_RING;
     }
+    p->loop_head[cls] = head;
+    p->loop_len[cls] = len;
+    p->loop_sum_ns = sum_ns;
+    p->loop_min_ns = min_ns;
+    p->loop_n = n;
 }
 
 static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t df)
 {
     unsigned ht = pcie_fc_hdr_type(cls), dt = pcie_fc_data_type(cls);
     unsigned scale = p->cfg->fc_scale;
-    unsigned probe = loop_type(p, cls);
+    unsigned probe = p->loop_probe[cls];
     uint32_t old = p->fct[probe].limit;
     pcie_fc_tx_updatefc(&p->fct[ht], hf, scale);
     pcie_fc_tx_updatefc(&p->fct[dt], df, scale);
@@ -389,7 +405,7 @@ static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t
 }
 
 /* ---- receive buffer -------------------------------------------------------------------------- */
-static void rx_deliver(pcie_port *p, const pcie_tlp *t)
+HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
 {
     unsigned cls = t->fc_class;
     /* conservation above the DLL: each class arrives exactly once, in order */
@@ -417,9 +433,8 @@ static void rx_deliver(pcie_port *p, const pcie_tlp *t)
 }
 
 /* Lets every TLP whose receive-buffer time is <= t leave, each at its own time. */
-static void depart_until(pcie_port *p, sim_time_ps t)
+HOT_INLINE void depart_due(pcie_port *p, sim_time_ps t)
 {
-    if (p->departing) return;
     p->departing = true;
     while (p->rxb_len && p->rxb[p->rxb_head].done_ps <= t) {
         const pcie_rxent *e = &p->rxb[p->rxb_head];   /* stays valid: nothing appends during a delivery */
@@ -434,6 +449,13 @@ static void depart_until(pcie_port *p, sim_time_ps t)
     p->rx_now = 0;
     p->departing = false;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
+}
+/* (checked inline: most calls find nothing due; the buffer's size did not change then) */
+static inline void depart_until(pcie_port *p, sim_time_ps t)
+{
+    if (p->departing) return;
+    if (p->rxb_len && p->rxb[p->rxb_head].done_ps <= t) depart_due(p, t);
+    else p->rx_now = 0;
 }
 
 /* Brings the receive side up to now: deferred arrivals (each after the
@@ -536,7 +558,7 @@ static void drain_run(void *ctx)
 }
 
 /* An accepted TLP enters the receive buffer; it leaves rx_ps after the previous one. */
-static void rx_accept(pcie_port *p, const pcie_tlp *t)
+HOT_INLINE void rx_accept(pcie_port *p, const pcie_tlp *t)
 {
     unsigned cls = t->fc_class;
     bool ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_hdr_type(cls)], 1);
@@ -660,7 +682,7 @@ static void enter_recovery(pcie_port *p, sim_time_ps now)
 /* ---- transmit arbiter -------------------------------------------------------------------------- */
 static uint32_t tlp_wire_bytes(const pcie_tlp *t) { return PCIE_NFM_FRAMING_BYTES + pcie_tlp_bytes(t); }
 
-static void send_tlp(pcie_port *p, const pcie_tlp *t, uint16_t seq, bool replayed, sim_time_ps now)
+HOT_INLINE void send_tlp(pcie_port *p, const pcie_tlp *t, uint16_t seq, bool replayed, sim_time_ps now)
 {
     pcie_pkt *k = pkt_alloc(p->pool);
     k->kind = PCIE_PKT_TLP;
@@ -737,12 +759,12 @@ static void send_skp(pcie_port *p, sim_time_ps now)
 /* Picks the next new TLP under the ordering rules (Posted may pass; NP and Cpl
  * must not pass an older blocked Posted) and the credit gate. Returns the class
  * or -1; *credit_blocked says a TLP was waiting for credits. */
-static int pick_new(pcie_port *p, bool *credit_blocked)
+HOT_INLINE int pick_new(pcie_port *p, bool *credit_blocked)
 {
     /* fast path: one class has TLPs waiting */
-    unsigned busy = (p->q[0].len ? 1u : 0u) | (p->q[1].len ? 2u : 0u) | (p->q[2].len ? 4u : 0u);
-    if (busy == 1u || busy == 2u || busy == 4u) {
-        unsigned c = busy == 1u ? 0u : busy == 2u ? 1u : 2u;
+    unsigned busy = p->q_busy;
+    if (busy && !(busy & (busy - 1u))) {
+        unsigned c = (unsigned)__builtin_ctz(busy);
         const pcie_tlp *t = tlpq_head(&p->q[c]);
         bool ok = pcie_fc_tx_gate(&p->fct[pcie_fc_hdr_type(c)], 1) &&
                   pcie_fc_tx_gate(&p->fct[pcie_fc_data_type(c)], t->data_credits);
@@ -777,10 +799,11 @@ static int pick_new(pcie_port *p, bool *credit_blocked)
     return -1;
 }
 
-static void take_new(pcie_port *p, unsigned c, pcie_tlp *out, sim_time_ps now)
+HOT_INLINE void take_new(pcie_port *p, unsigned c, pcie_tlp *out, sim_time_ps now)
 {
     *out = *tlpq_head(&p->q[c]);
     tlpq_pop(&p->q[c]);
+    if (!p->q[c].len) p->q_busy &= (uint8_t)~(1u << c);
     uint32_t dc = out->data_credits;
     pcie_fc_tx_consume(&p->fct[pcie_fc_hdr_type(c)], 1);
     pcie_fc_tx_consume(&p->fct[pcie_fc_data_type(c)], dc);
@@ -831,7 +854,7 @@ static sim_time_ps lookahead_until(const pcie_port *p, sim_time_ps now)
     return until;
 }
 
-static bool tx_new_tlp(pcie_port *p, sim_time_ps now, sim_time_ps decide)
+HOT_INLINE bool tx_new_tlp(pcie_port *p, sim_time_ps now, sim_time_ps decide)
 {
     if (!pcie_dll_tx_may_send_new(&p->dtx)) return false;
     bool credit_blocked;
@@ -877,22 +900,22 @@ static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
         send_tlp(p, &p->replay[seq], seq, true, now);
         return true;
     }
-    if (!tx_new_tlp(p, now, now)) return false;
-    /* more TLPs in this wake while the lookahead says nothing can intervene */
-    sim_time_ps until = lookahead_until(p, now);
-    for (;;) {
-        sim_time_ps decide = sim_link_tx_free_ps(p->tx);
-        if (decide >= until || p->replaying || p->nak_now || p->ack_now || p->fc_now) break;
-        if (!tx_new_tlp(p, now, decide)) break;
+    /* a new TLP, then more in this wake while the lookahead (judged after the
+     * first) says nothing can intervene */
+    sim_time_ps decide = now, until = 0;
+    for (bool first = true;; first = false) {
+        if (!tx_new_tlp(p, now, decide)) return !first;
+        if (first) until = lookahead_until(p, now);
+        decide = p->last_tx_end;   /* the wire is free again when this TLP's last byte left */
+        if (decide >= until || p->replaying || p->nak_now || p->ack_now || p->fc_now) return true;
     }
-    return true;
 }
 
 /* Something for the transmitter to do once the wire is free? */
 static bool tx_has_work(const pcie_port *p)
 {
-    return p->nak_now || p->ack_now || p->fc_now || p->replaying || p->initfc_to_send || p->q[PCIE_FC_P].len ||
-           p->q[PCIE_FC_NP].len || p->q[PCIE_FC_CPL].len || (p->phy->flit_mode && p->fa_has_carry);
+    return p->nak_now || p->ack_now || p->fc_now || p->replaying || p->initfc_to_send || p->q_busy ||
+           (p->phy->flit_mode && p->fa_has_carry);
 }
 
 static bool tx_one_flit(pcie_port *p, sim_time_ps now);
@@ -1013,6 +1036,7 @@ static void initfc_received(pcie_port *p, const pcie_pkt *k)
         p->initfc_rcvd |= (uint8_t)(1u << c);
         pcie_fc_tx_initfc(&p->fct[pcie_fc_hdr_type(c)], k->hdr_fc, p->cfg->fc_scale);
         pcie_fc_tx_initfc(&p->fct[pcie_fc_data_type(c)], k->data_fc, p->cfg->fc_scale);
+        loop_types_update(p);
         trace_credits(p);
     }
     if (p->dl == PCIE_DL_FC_INIT1 && p->initfc_rcvd == 7) {
@@ -1026,9 +1050,10 @@ static void initfc_received(pcie_port *p, const pcie_pkt *k)
 
 static bool forced_nak(pcie_port *p)
 {
-    uint32_t every = p->cfg->err[p->dir ^ 1u].nak_every;   /* the direction this port receives */
+    uint32_t every = p->rx_nak_every;
+    if (!every) return false;
     p->rx_tlp_count++;
-    if (every && p->rx_tlp_count % every == 0) {
+    if (p->rx_tlp_count % every == 0) {
         p->st_rx->forced_naks++;
         return true;
     }
@@ -1145,7 +1170,12 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
         pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[t], cfg->fc_scale);
         p->fc_least[t] = pcie_fc_is_data(t) ? cfg->mps / PCIE_FC_UNIT_BYTES : 1;
         p->fc_step[t] = p->fcr[t].initial / 8 > (uint64_t)p->fc_least[t] ? p->fcr[t].initial / 8 : (uint64_t)p->fc_least[t];
+        if (p->fcr[t].infinite) {   /* what the transmitter has left is unbounded, nothing is held back */
+            p->fc_least[t] = INT64_MIN;
+            p->fc_step[t] = UINT64_MAX;
+        }
     }
+    loop_types_update(p);
     for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) {
         p->fc_deadline[c] = SIM_TIME_MAX;
         p->loop[c] = calloc(PCIE_LOOP_RING, sizeof *p->loop[c]);
@@ -1159,6 +1189,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
                    cfg->err[1].bad_until_ps <= cfg->err[1].bad_from_ps;
     p->defer_arrivals = p->lookahead && p->rx_lazy && cfg->rx_ps > 0;
     p->wire_faults = cfg->err[dir].ber > 0 || cfg->err[dir].bad_until_ps > cfg->err[dir].bad_from_ps;
+    p->rx_nak_every = cfg->err[dir ^ 1u].nak_every;   /* the direction this port receives */
     p->timer_at = SIM_TIME_MAX;
     p->dl = PCIE_DL_FC_INIT1;
     p->initfc_to_send = 7;
@@ -1214,6 +1245,7 @@ void pcie_port_submit(pcie_port *p, pcie_tlp *t)
     t->data_credits = (uint16_t)pcie_tlp_data_credits(t);
     t->serial = p->tx_serial[c]++;
     tlpq_push(&p->q[c], t, p->age_next++);
+    p->q_busy |= (uint8_t)(1u << c);
     kick(p);
 }
 

@@ -102,6 +102,7 @@ struct pcie_port {
 
     /* transaction layer, transmit */
     pcie_tlpq q[PCIE_FC_CLASSES];
+    uint8_t q_busy;               /* classes whose queue is not empty (bit per class) */
     uint64_t age_next;
     uint64_t tx_serial[PCIE_FC_CLASSES];
     /* transaction layer, receive: conservation per class */
@@ -123,6 +124,7 @@ struct pcie_port {
     uint8_t initfc_to_send;       /* classes whose InitFC1/2 is still to go out */
     sim_time_ps active_ps;
     /* credit-loop probe (header credits, or data if headers are infinite) */
+    uint8_t loop_probe[PCIE_FC_CLASSES];  /* the credit type measured per class (loop_type) */
     pcie_loop_ent *loop[PCIE_FC_CLASSES];
     size_t loop_head[PCIE_FC_CLASSES], loop_len[PCIE_FC_CLASSES];
     uint64_t loop_spent[PCIE_FC_CLASSES], loop_returned[PCIE_FC_CLASSES];
@@ -147,7 +149,8 @@ struct pcie_port {
     bool ack_now, nak_now;
     uint16_t last_acknak_sent;
     sim_time_ps ack_deadline;
-    uint64_t rx_tlp_count;        /* for forced Naks */
+    uint32_t rx_nak_every;        /* forced Naks on what this port receives: every Nth TLP (0 = off) */
+    uint64_t rx_tlp_count;        /* ... counted here (only when on) */
     uint64_t ack_sent_count;      /* for dropped Acks */
 
     /* receive buffer */
