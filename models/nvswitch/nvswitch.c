@@ -183,9 +183,8 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     /* One staging entry per message: its flits are presented one per cycle. */
     if (m->count) {
         const uint64_t dm = k->dest_mask;
-        const bool mcast = (dm & (dm - 1)) != 0;
-        const uint64_t copies = mcast ? (uint64_t)__builtin_popcountll(dm) : 1;
-        s->mcast_seen |= mcast;
+        const uint64_t copies = tpkt_dest_count(dm);
+        s->mcast_seen |= copies > 1;
         stage_push(s, p, tflit_word(k, m->first), dm, now, m->count);
         hold_slots(s, p, k, m->count);
         /* accounted per message: the flits are presented one per cycle */

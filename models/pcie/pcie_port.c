@@ -450,7 +450,8 @@ HOT_INLINE void depart_due(pcie_port *p, sim_time_ps t)
     p->departing = false;
     sim_trace_u64(p->tr, p->tv_rxbuf, p->rxb_len);
 }
-/* (checked inline: most calls find nothing due; the buffer's size did not change then) */
+/* Most calls find nothing due: that test is inline, and then all that
+ * depart_due would do is reset rx_now (the buffer's traced size is as it was). */
 static inline void depart_until(pcie_port *p, sim_time_ps t)
 {
     if (p->departing) return;
