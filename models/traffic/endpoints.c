@@ -18,6 +18,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     e->cfg = *cfg;
     e->pp = pp;
     e->mp = mp;
+    tmsg_pool_prefetch_packets(mp, pp); /* for the sinks (tep_recv) */
     e->injecting = cfg->bernoulli_mask != 0 && cfg->load > 0;
     e->sending = true;
     e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
