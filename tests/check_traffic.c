@@ -277,6 +277,138 @@ START_TEST(bernoulli_sources_act_on_time)
 }
 END_TEST
 
+/* What a packet's record said when its first flit reached the switch side. */
+#define LAZY_MAX_PKTS 16384
+typedef struct lazy_log {
+    tpkt_pool *pp;
+    tmsg_pool *mp;
+    int n[SRC_PORTS];
+    tpkt rec[SRC_PORTS][LAZY_MAX_PKTS];
+} lazy_log;
+typedef struct lazy_sink { lazy_log *log; int port; } lazy_sink;
+
+static void lazy_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)l;
+    (void)bytes;
+    lazy_sink *s = ctx;
+    lazy_log *g = s->log;
+    tmsg *m = msg;
+    tpkt *k = tpkt_at(g->pp, m->pkt);
+    if (m->first == 0) {
+        REQUIRE(g->n[s->port] < LAZY_MAX_PKTS, "too many packets");
+        g->rec[s->port][g->n[s->port]++] = *k;
+    }
+    if (m->first + m->count == k->nflits) tpkt_release(g->pp, k); /* as a sink would: the pool reuses it */
+    tmsg_release(g->mp, m);
+}
+
+/* Bernoulli packets get their record only when sent (endpoints.c, tep_qent):
+ * with per-destination source queues backed up behind a half-rate link, they
+ * leave out of creation order, in records released and reused meanwhile, and
+ * every field must still be what it was made with at creation: id in creation
+ * order, creation time and destination as the PRNG stream replayed says, and
+ * seq0 counting the flits the source sent before. */
+START_TEST(lazy_records_keep_every_field)
+{
+    for (int saf = 0; saf < 2; saf++) {
+        sim_kernel *k = sim_kernel_new();
+        static lazy_log g;
+        memset(&g, 0, sizeof g);
+        tpkt_pool pp;
+        tmsg_pool mp;
+        tpkt_pool_init(&pp);
+        tmsg_pool_init(&mp);
+        g.pp = &pp;
+        g.mp = &mp;
+        const sim_time_ps period_ps = 640;
+        sim_clock_domain *clk = sim_clock_new(k, "clk", period_ps, 0);
+        traffic_dest dest;
+        char why[128];
+        ck_assert_int_eq(traffic_dest_init(&dest, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
+        const int pkt_flits = 3, flit_bytes = 16;
+        const uint64_t cycles = 20000;
+        tep_cfg ec = { 0 };
+        ec.ports = SRC_PORTS;
+        ec.flit_bytes = flit_bytes;
+        ec.period_ps = period_ps;
+        ec.saf = saf;
+        ec.src_voq = true;
+        ec.credit_mode = TEP_CREDIT_NONE;
+        ec.bernoulli_mask = (1u << SRC_PORTS) - 1;
+        ec.load = 0.9;
+        ec.pkt_flits = pkt_flits;
+        ec.dest = &dest;
+        ec.end_ps = cycles * period_ps;
+        ec.seed = 31;
+        tep *e = tep_new(k, clk, &ec, &pp, &mp);
+        sim_link *tx[SRC_PORTS], *rx[SRC_PORTS];
+        lazy_sink sinks[SRC_PORTS];
+        for (int i = 0; i < SRC_PORTS; i++) {
+            sim_link_cfg lc = { 0 };
+            lc.bandwidth_GBps = 12.5; /* half the offered flit rate: the sources back up */
+            lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
+            tx[i] = sim_link_new(k, &lc);
+            rx[i] = sim_link_new(k, &lc);
+            tep_attach(e, i, tx[i], rx[i]);
+            sinks[i] = (lazy_sink){ &g, i };
+            sim_link_set_receiver(tx[i], lazy_sink_recv, &sinks[i]);
+        }
+        sim_run(k, cycles * period_ps);
+        /* tep_queued_copies counts from the queue entries: every flit generated and not yet sent */
+        ck_assert_uint_eq(tep_queued_copies(e), e->flits_generated - e->copies_sent);
+        const double p = ec.load / pkt_flits, log1m_p = log1p(-p);
+        for (int i = 0; i < SRC_PORTS; i++) {
+            const tep_port *src = &e->port[i];
+            REQUIRE(src->next_id < LAZY_MAX_PKTS, "port %d: %u packets", i, src->next_id);
+            REQUIRE(g.n[i] > 100 && src->queued > 100, "port %d: %d sent, %u queued: no backlog", i, g.n[i], src->queued);
+            /* replay the creation of every packet: arrival cycle and destination */
+            static uint64_t arrival[LAZY_MAX_PKTS];
+            static int to[LAZY_MAX_PKTS];
+            sim_rng r;
+            sim_rng_seed_stream(&r, ec.seed, 0x1000u + (uint64_t)i);
+            traffic_dest replay;
+            ck_assert_int_eq(traffic_dest_init(&replay, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
+            uint64_t next = (uint64_t)floor(log(1.0 - sim_rng_double(&r)) / log1m_p);
+            for (uint32_t id = 0; id < src->next_id; id++) {
+                arrival[id] = next;
+                next += 1 + (uint64_t)floor(log(1.0 - sim_rng_double(&r)) / log1m_p);
+                to[id] = traffic_dest_pick(&replay, i, &r);
+            }
+            static bool seen[LAZY_MAX_PKTS];
+            memset(seen, 0, sizeof seen);
+            int reordered = 0;
+            for (int x = 0; x < g.n[i]; x++) {
+                const tpkt *q = &g.rec[i][x];
+                REQUIRE(q->id < src->next_id && !seen[q->id], "port %d packet %d: id %u twice or never made", i, x, q->id);
+                seen[q->id] = true;
+                reordered += x > 0 && q->id < g.rec[i][x - 1].id;
+                REQUIRE(q->created_ps == arrival[q->id] * (uint64_t)period_ps, "port %d id %u: created at %llu ps, arrival cycle %llu", i,
+                        q->id, (unsigned long long)q->created_ps, (unsigned long long)arrival[q->id]);
+                REQUIRE(q->dest_mask == 1ULL << to[q->id], "port %d id %u: dest mask %llx, drawn %d", i, q->id,
+                        (unsigned long long)q->dest_mask, to[q->id]);
+                REQUIRE(q->src == i && q->nflits == pkt_flits && q->msg == 0, "port %d id %u: src %u nflits %u msg %u", i, q->id, q->src,
+                        q->nflits, q->msg);
+                REQUIRE(q->payload_bytes == (uint32_t)((pkt_flits - 1) * flit_bytes) && q->copies_left == (uint32_t)pkt_flits,
+                        "port %d id %u: payload %u copies_left %u", i, q->id, q->payload_bytes, q->copies_left);
+                REQUIRE(q->seq0 == (uint64_t)x * pkt_flits, "port %d id %u: seq0 %llu, sent as packet %d", i, q->id,
+                        (unsigned long long)q->seq0, x);
+            }
+            REQUIRE(reordered > 0, "port %d: packets left in creation order; the test does not exercise the queues", i);
+        }
+        tep_free(e);
+        for (int i = 0; i < SRC_PORTS; i++) {
+            sim_link_free(tx[i]);
+            sim_link_free(rx[i]);
+        }
+        sim_clock_free(clk);
+        sim_kernel_free(k);
+        tmsg_pool_free(&mp);
+        tpkt_pool_free(&pp);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("traffic");
@@ -289,6 +421,7 @@ int main(void)
     tcase_add_test(tc, nvlink_presets_table);
     tcase_add_test(tc, packet_pool_reuses);
     tcase_add_test(tc, bernoulli_sources_act_on_time);
+    tcase_add_test(tc, lazy_records_keep_every_field);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
