@@ -44,7 +44,7 @@ void tep_free(tep *e)
 {
     if (!e) return;
     for (int i = 0; i < e->cfg.ports; i++)
-        for (int q = 0; q < TEP_QUEUES; q++) free(e->port[i].q[q].buf);
+        for (int q = 0; q < TEP_QUEUES; q++) free(e->port[i].q[q].rest);
     sim_hist_free(&e->latency_cycles);
     free(e);
 }
@@ -93,27 +93,43 @@ void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *
     }
 }
 
-static inline bool ring_empty(const tep_ring *r) { return r->len == 0; }
-static inline tep_qent *ring_head(const tep_ring *r) { return &r->buf[r->head]; }
+static inline bool queue_empty(const tep_queue *r) { return r->len == 0; }
+static inline tep_qent *queue_first(tep_queue *r) { return &r->first; }
 
-static void ring_push(tep_ring *r, const tep_qent *v)
+/* Entry x of the queue (0: the first). */
+static inline const tep_qent *queue_at(const tep_queue *r, uint32_t x)
 {
-    if (r->len == r->cap) {
+    return x == 0 ? &r->first : &r->rest[(r->rest_head + x - 1) & (r->cap - 1)];
+}
+
+static void queue_push(tep_queue *r, const tep_qent *v)
+{
+    if (r->len == 0) {
+        r->first = *v;
+        r->len = 1;
+        return;
+    }
+    const uint32_t in_rest = r->len - 1;
+    if (in_rest == r->cap) {
         uint32_t cap = r->cap ? 2 * r->cap : 16;
         tep_qent *nb = malloc(cap * sizeof *nb);
         if (!nb) sim_fatal("out of memory");
-        for (uint32_t k = 0; k < r->len; k++) nb[k] = r->buf[(r->head + k) & (r->cap - 1)];
-        free(r->buf);
-        r->buf = nb;
-        r->head = 0;
+        for (uint32_t k = 0; k < in_rest; k++) nb[k] = r->rest[(r->rest_head + k) & (r->cap - 1)];
+        free(r->rest);
+        r->rest = nb;
+        r->rest_head = 0;
         r->cap = cap;
     }
-    r->buf[(r->head + r->len++) & (r->cap - 1)] = *v;
+    r->rest[(r->rest_head + in_rest) & (r->cap - 1)] = *v;
+    r->len++;
 }
 
-static inline void ring_pop(tep_ring *r)
+static inline void queue_pop(tep_queue *r)
 {
-    r->head = (r->head + 1) & (r->cap - 1);
+    if (r->len > 1) {
+        r->first = r->rest[r->rest_head];
+        r->rest_head = (r->rest_head + 1) & (r->cap - 1);
+    }
     r->len--;
 }
 
@@ -153,8 +169,8 @@ static void enqueue(tep *e, tep_port *p, const tep_qent *q)
     p->generated_flits += q->nflits;
     e->flits_generated += q->nflits;
     int qi = queue_of(e, qent_mask(q));
-    if (ring_empty(&p->q[qi])) p->head_flits[qi] = q->nflits;
-    ring_push(&p->q[qi], q);
+    if (queue_empty(&p->q[qi])) p->head_flits[qi] = q->nflits;
+    queue_push(&p->q[qi], q);
     p->queued++;
     if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
 }
@@ -231,11 +247,11 @@ static void send_spending(tep *e, sim_link *l, uint64_t mask, uint32_t n, void *
 static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
 {
     if (!e->cfg.src_voq) {
-        if (ring_empty(&p->q[0])) return -1;
-        const tep_qent *q = ring_head(&p->q[0]);
+        if (queue_empty(&p->q[0])) return -1;
+        const tep_qent *q = queue_first(&p->q[0]);
         return credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : need_flits_saf) ? 0 : -1;
     }
-    const bool mc = !ring_empty(&p->q[TEP_MCAST_Q]);
+    const bool mc = !queue_empty(&p->q[TEP_MCAST_Q]);
     const int start = p->rr;
     /* dest queues at or after start, then the multicast queue, then the rest */
     uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : p->q_mask & (~0ULL << start);
@@ -243,7 +259,7 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 1) {
             if (!mc) continue;
-            const tep_qent *q = ring_head(&p->q[TEP_MCAST_Q]);
+            const tep_qent *q = queue_first(&p->q[TEP_MCAST_Q]);
             if (credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : 1)) return TEP_MCAST_Q;
             continue;
         }
@@ -303,8 +319,8 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         qi = pick_queue(e, p, 1);
         if (qi < 0) return TEP_BLOCKED;
     }
-    tep_ring *r = &p->q[qi];
-    tep_qent *q = ring_head(r);
+    tep_queue *r = &p->q[qi];
+    tep_qent *q = queue_first(r);
     const uint64_t mask = qent_mask(q);
     const unsigned nflits = q->nflits;
     unsigned first = e->cfg.saf ? 0 : p->cur_flit;
@@ -324,12 +340,12 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         const bool msg = q->flags & TEP_QENT_MSG;
         p->cur_flit = 0;
         p->cur_q = -1;
-        ring_pop(r);
+        queue_pop(r);
         p->queued--;
-        if (!ring_empty(r)) p->head_flits[qi] = ring_head(r)->nflits;
+        if (!queue_empty(r)) p->head_flits[qi] = queue_first(r)->nflits;
         if (msg) p->msg_queued--;
-        if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
-        if (!e->cfg.src_voq && ring_empty(r)) p->q_mask = 0;
+        if (queue_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
+        if (!e->cfg.src_voq && queue_empty(r)) p->q_mask = 0;
         p->rr = qi + 1 == TEP_QUEUES ? 0 : qi + 1;
     } else {
         p->cur_flit = first + count;
@@ -534,9 +550,9 @@ uint64_t tep_queued_copies(const tep *e)
     for (int i = 0; i < e->cfg.ports; i++) {
         const tep_port *p = &e->port[i];
         for (int q = 0; q < TEP_QUEUES; q++) {
-            const tep_ring *r = &p->q[q];
+            const tep_queue *r = &p->q[q];
             for (uint32_t x = 0; x < r->len; x++) {
-                const tep_qent *w = &r->buf[(r->head + x) & (r->cap - 1)];
+                const tep_qent *w = queue_at(r, x);
                 unsigned left = w->nflits - (q == p->cur_q && x == 0 ? p->cur_flit : 0);
                 s += (uint64_t)left * (uint64_t)__builtin_popcountll(qent_mask(w));
             }

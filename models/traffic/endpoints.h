@@ -68,7 +68,15 @@ typedef struct tep_qent {
 #define TEP_QENT_RECORD 1u /* the packet has its tpkt; id is its pool index */
 #define TEP_QENT_MSG 2u    /* a message packet (counted in msg_queued) */
 
-typedef struct tep_ring { tep_qent *buf; uint32_t head, len, cap; } tep_ring;
+/* A source queue: the first entry in place, next to the queue's bookkeeping
+ * (picking the queue then reads one cache line, not that and the ring's
+ * head), the rest in a ring; the pop that moves the next entry up does not
+ * hold anything up while its line comes in. */
+typedef struct tep_queue {
+    tep_qent first;             /* valid when len > 0 */
+    tep_qent *rest;             /* ring of the entries after the first */
+    uint32_t rest_head, len, cap; /* len counts the first entry; cap: the ring's */
+} tep_queue;
 
 /* A sink's view of the flow from one source: both fields are touched by
  * every delivery from it, so they share a line. */
@@ -100,7 +108,7 @@ typedef struct tep_port {
     /* Source queues: one per destination plus one for multicast (src_voq),
      * else queue 0 only (a FIFO). A flow's packets share one queue, so the
      * source keeps per-flow order. */
-    tep_ring q[TEP_QUEUES];
+    tep_queue q[TEP_QUEUES];
     uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
     /* sink: what a delivery touches, together */
     sim_link *rx;
