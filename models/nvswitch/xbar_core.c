@@ -9,18 +9,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
-/* 16 bytes, so the head and tail lines of the N*N rings stay cache-friendly. */
+/* An input FIFO entry: one flit. */
 typedef struct xq_entry {
     uint64_t data;
-    uint64_t aux; /* FIFO: destinations still to serve. VOQ: presentation count << 1 | multicast
-                   * (copies of one presented flit share the count). */
+    uint64_t aux; /* destinations still to serve */
 } xq_entry;
 
 typedef struct xq {
     xq_entry *buf;
     uint32_t head, count, cap; /* cap is 0 or a power of two */
 } xq;
+
+/* A VOQ holds runs: flits whose data and presentation count both go up by
+ * one from one flit to the next (the flits of a packet an input presents on
+ * consecutive cycles) share one entry. Flit k of a run is (data + k,
+ * aux + 2k); the queue's contents are exactly the flat queue's, in 1/len of
+ * the memory, so a switch full of packets keeps its queues in cache. The run
+ * ends at `end` (exclusive) rather than keeping a length, so extending it is
+ * a store that needs no load. */
+typedef struct vq_run {
+    uint64_t data; /* the first flit's */
+    uint64_t aux;  /* the first flit's presentation count << 1 | multicast
+                    * (copies of one presented flit share the count) */
+    uint64_t end;  /* data of the flit after the last */
+} vq_run;
+
+typedef struct vq {
+    vq_run *buf;
+    uint32_t head, nruns, cap; /* ring of runs; cap is 0 or a power of two */
+    uint32_t count;            /* flits */
+} vq;
 
 typedef struct xpipe {
     uint64_t valid;
@@ -33,12 +55,22 @@ struct xbar_core {
     int n;
     uint64_t all;
     xbar_alloc *alloc;
-    xq *q;                          /* VOQ: q[i*n+j]; FIFO: q[i] */
+    xq *q;                          /* FIFO: q[i] (NULL with VOQs) */
+    vq *vq;                         /* VOQ: vq[i*n+j] (NULL with FIFOs) */
     uint64_t req_in[XBAR_MAX_PORTS];  /* bit j: input i requests output j */
     uint64_t req_out[XBAR_MAX_PORTS]; /* bit i: the same, transposed */
     uint32_t occ[XBAR_MAX_PORTS];     /* flit copies held per input */
     uint64_t seq[XBAR_MAX_PORTS];     /* presentations per input */
     uint8_t fan_ptr[XBAR_MAX_PORTS];  /* f[j], the fan-out read pointer */
+    /* Per input, the VOQ its last presentation went to by the unicast fast
+     * path (NULL after any other presentation) and that flit's data + 1: a
+     * flit continuing it extends the tail run without reading it. */
+    vq *push_q[XBAR_MAX_PORTS];
+    uint64_t push_next[XBAR_MAX_PORTS];
+    /* The allocator's matching; entries N..63 stay -1, so the arrays read
+     * as masks whole. */
+    _Alignas(16) int8_t in_match[XBAR_MAX_PORTS];
+    _Alignas(16) int8_t out_match[XBAR_MAX_PORTS];
     xpipe *pipe;                      /* L slots */
     uint64_t cr;                      /* credits to drive next cycle */
     uint8_t cr_q[XBAR_MAX_PORTS];
@@ -108,13 +140,17 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     c->cfg = *cfg;
     c->n = cfg->ports;
     c->all = xbar_mask_all(c->n);
+    memset(c->in_match, -1, sizeof c->in_match);
+    memset(c->out_match, -1, sizeof c->out_match);
     c->voq_limit = cfg->queue == XBAR_QUEUE_VOQ && !cfg->shared ? (uint32_t)cfg->depth : 0;
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
-    size_t nq = cfg->queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
-    c->q = calloc(nq, sizeof *c->q);
+    if (cfg->queue == XBAR_QUEUE_VOQ)
+        c->vq = calloc((size_t)c->n * c->n, sizeof *c->vq);
+    else
+        c->q = calloc((size_t)c->n, sizeof *c->q);
     c->pipe = calloc((size_t)cfg->latency, sizeof *c->pipe);
-    if (!c->alloc || !c->q || !c->pipe) {
+    if (!c->alloc || (!c->q && !c->vq) || !c->pipe) {
         xbar_core_free(c);
         return NULL;
     }
@@ -124,11 +160,12 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
 void xbar_core_free(xbar_core *c)
 {
     if (!c) return;
-    if (c->q) {
-        size_t nq = c->cfg.queue == XBAR_QUEUE_VOQ ? (size_t)c->n * c->n : (size_t)c->n;
-        for (size_t k = 0; k < nq; k++) free(c->q[k].buf);
-    }
+    if (c->q)
+        for (int k = 0; k < c->n; k++) free(c->q[k].buf);
+    if (c->vq)
+        for (int k = 0; k < c->n * c->n; k++) free(c->vq[k].buf);
     free(c->q);
+    free(c->vq);
     free(c->pipe);
     xbar_alloc_free(c->alloc);
     free(c);
@@ -170,6 +207,61 @@ static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
     q->count++;
 }
 
+static inline const vq_run *vq_head(const vq *q) { return &q->buf[q->head]; }
+
+/* The last run (the queue holds at least one). */
+static inline vq_run *vq_tail(const vq *q) { return &q->buf[(q->head + q->nruns - 1) & (q->cap - 1)]; }
+
+static inline void vq_pop(vq *q)
+{
+    vq_run *r = &q->buf[q->head];
+    q->count--;
+    if (r->data + 1 != r->end) { /* a longer run gives up its first flit */
+        r->data++;
+        r->aux += 2;
+        return;
+    }
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->nruns--;
+}
+
+static void vq_grow(vq *q)
+{
+    uint32_t cap = q->cap ? q->cap * 2 : 4;
+    vq_run *b = malloc((size_t)cap * sizeof *b);
+    if (!b) abort();
+    for (uint32_t k = 0; k < q->nruns; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
+    free(q->buf);
+    q->buf = b;
+    q->head = 0;
+    q->cap = cap;
+}
+
+/* A new run of one flit at the tail. */
+static inline void vq_push_run(vq *q, uint64_t data, uint64_t aux)
+{
+    if (q->nruns == q->cap) vq_grow(q);
+    vq_run *r = &q->buf[(q->head + q->nruns) & (q->cap - 1)];
+    r->data = data;
+    r->aux = aux;
+    r->end = data + 1;
+    q->nruns++;
+}
+
+/* Any flit: extends the tail run when it continues it. */
+static inline void vq_push(vq *q, uint64_t data, uint64_t aux)
+{
+    q->count++;
+    if (q->nruns) {
+        vq_run *t = vq_tail(q);
+        if (data == t->end && aux - t->aux == (t->end - t->data) << 1) {
+            t->end = data + 1;
+            return;
+        }
+    }
+    vq_push_run(q, data, aux);
+}
+
 /* Step 3 for one (input, output) copy: into the pipeline slot of cycle t+L. */
 static inline void drive(xpipe *slot, int i, int j, uint64_t data)
 {
@@ -192,7 +284,7 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         if (voq) {
             for (uint64_t m = cand; m; m &= m - 1) {
                 int i = __builtin_ctzll(m);
-                if (xq_head(&c->q[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
+                if (vq_head(&c->vq[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
             }
         } else {
             ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
@@ -202,9 +294,9 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         c->fan_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
         c->last_fanout++;
         if (voq) {
-            xq *q = &c->q[i * n + j];
-            drive(slot, i, j, xq_head(q)->data);
-            xq_pop(q);
+            vq *q = &c->vq[i * n + j];
+            drive(slot, i, j, vq_head(q)->data);
+            vq_pop(q);
             c->occ[i]--;
             c->backlog--;
             c->cr_extra[i] |= 1ULL << j;
@@ -231,20 +323,34 @@ static inline void voq_write(xbar_core *c, int i, uint64_t dm, uint64_t data)
     const int n = c->n;
     const uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
     const uint32_t copies = (s & 1) ? (uint32_t)__builtin_popcountll(dm) : 1;
+    c->push_q[i] = NULL;
     if (c->cfg.depth && c->cfg.shared && c->occ[i] + copies > (uint32_t)c->cfg.depth)
         core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
     for (uint64_t d = dm; d; d &= d - 1) {
         int j = __builtin_ctzll(d);
-        xq *q = &c->q[i * n + j];
+        vq *q = &c->vq[i * n + j];
         if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
         if (!q->count) {
             c->req_in[i] |= 1ULL << j;
             c->req_out[j] |= 1ULL << i;
         }
-        xq_push(q, data, s);
+        vq_push(q, data, s);
     }
     c->occ[i] += copies;
     c->backlog += copies;
+}
+
+/* Bit i set when match[i] >= 0, within `all`. */
+static inline uint64_t matched_mask(const int8_t *match, uint64_t all)
+{
+    uint64_t unmatched = 0;
+#if defined(__SSE2__)
+    for (int k = 0; k < XBAR_MAX_PORTS; k += 16) /* the sign bits, 16 at a time */
+        unmatched |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_load_si128((const __m128i *)(match + k))) << k;
+#else
+    for (int k = 0; k < XBAR_MAX_PORTS; k++) unmatched |= (uint64_t)(match[k] < 0) << k;
+#endif
+    return ~unmatched & all;
 }
 
 void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
@@ -254,23 +360,6 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     const uint64_t in_valid = in->valid & c->all;
     xpipe *slot = &c->pipe[c->pipe_idx];
     c->pipe_idx = c->pipe_idx + 1 == c->cfg.latency ? 0 : c->pipe_idx + 1;
-
-    /* This cycle's writes go to rings chosen at random among N*N: start
-     * fetching their tail slots now, they are written after the allocation.
-     * (The ring descriptors, 24 B each, stay in L2.) wq[i]: the ring of a
-     * valid unicast flit into a private VOQ (the fast write), else NULL. */
-    xq *wq[XBAR_MAX_PORTS];
-    uint64_t fast_in = 0;
-    if (voq && !c->cfg.shared)
-        for (uint64_t m = in_valid; m; m &= m - 1) {
-            int i = __builtin_ctzll(m);
-            uint64_t dm = in->in[i].dest_mask;
-            if (!dm || (dm & (dm - 1)) || (dm & ~c->all)) continue;
-            xq *q = &c->q[i * n + __builtin_ctzll(dm)];
-            wq[i] = q;
-            fast_in |= 1ULL << i;
-            if (q->cap) __builtin_prefetch(&q->buf[(q->head + q->count) & (q->cap - 1)], 1);
-        }
 
     /* Outputs of this cycle: flits matched in t-L, credits of slots freed in t-1. */
     /* Whole arrays: at load most entries are valid, and copying beats a bit walk. */
@@ -290,23 +379,20 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     slot->valid = 0;
 
     /* Steps 1-2: requests are the queue state at the start of the cycle. */
-    int8_t in_match[XBAR_MAX_PORTS], out_match[XBAR_MAX_PORTS];
+    int8_t *in_match = c->in_match, *out_match = c->out_match;
     c->last_matches = xbar_alloc_run(c->alloc, c->req_in, c->req_out, in_match, out_match);
     c->last_fanout = 0;
-    uint64_t matched_in = 0, matched_out = 0, mc_in = 0;
+    uint64_t mc_in = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
-    /* The heads about to be read sit in different rings, usually out of
+    const uint64_t matched_in = matched_mask(in_match, c->all), matched_out = matched_mask(out_match, c->all);
+    /* The head runs about to be read sit in different rings, often out of
      * cache: ask for all of them first so the misses overlap. */
-    xq *hq[XBAR_MAX_PORTS]; /* the queue each matched input reads */
-    for (int i = 0; i < n; i++) {
-        int j = in_match[i];
-        if (j < 0) continue;
-        matched_in |= 1ULL << i;
-        matched_out |= 1ULL << j;
-        xq *q = &c->q[voq ? i * n + j : i];
-        hq[i] = q;
-        __builtin_prefetch(&q->buf[q->head], 1);
-    }
+    if (voq)
+        for (uint64_t m = matched_in; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m);
+            const vq *q = &c->vq[i * n + in_match[i]];
+            __builtin_prefetch(vq_head(q));
+        }
     out->match_in = matched_in;
     if (voq) {
         /* Step 3: transfer the head flit of every matched VOQ. */
@@ -315,15 +401,15 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
             int i = __builtin_ctzll(m);
             int j = in_match[i];
             out->match_out[i] = (uint8_t)j;
-            xq *q = hq[i];
-            const xq_entry *e = xq_head(q);
+            vq *q = &c->vq[i * n + j];
+            const vq_run *e = vq_head(q);
             if (e->aux & 1) { /* a multicast copy: others of it may join below */
                 popseq[i] = e->aux;
                 mc_in |= 1ULL << i;
             }
             slot->data[j] = e->data;
             slot->src[j] = (uint8_t)i;
-            xq_pop(q);
+            vq_pop(q);
             c->occ[i]--;
             popped++;
             c->cr_q[i] = (uint8_t)j;
@@ -337,27 +423,39 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         c->backlog -= popped;
         if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
         /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
+        const uint64_t all = c->all;
+        const int fast_ok = !c->cfg.shared;
+        uint32_t fast_pushed = 0;
         for (uint64_t m = in_valid; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             const xbar_flit *f = &in->in[i];
-            if (fast_in >> i & 1) { /* unicast into a private VOQ: the common case */
-                xq *q = wq[i];
-                if (c->voq_limit && q->count >= c->voq_limit)
-                    core_fatal(c, "VOQ overflow (upstream ignored credits)", i, __builtin_ctzll(f->dest_mask));
+            const uint64_t dm = f->dest_mask;
+            if (fast_ok && dm && !(dm & (dm - 1)) && !(dm & ~all)) { /* unicast into a private VOQ: the common case */
+                const int j = __builtin_ctzll(dm);
+                vq *q = &c->vq[i * n + j];
+                if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
                 if (!q->count) {
-                    int j = __builtin_ctzll(f->dest_mask);
-                    c->req_in[i] |= 1ULL << j;
+                    c->req_in[i] |= dm;
                     c->req_out[j] |= 1ULL << i;
                 }
-                xq_push(q, f->data, c->seq[i]++ << 1);
+                /* Presentation counts at an input go up by one per
+                 * presentation, so only the data and the queue need checking. */
+                q->count++;
+                if (q == c->push_q[i] && q->nruns && f->data == c->push_next[i])
+                    vq_tail(q)->end = f->data + 1;
+                else
+                    vq_push_run(q, f->data, c->seq[i] << 1);
+                c->seq[i]++;
+                c->push_q[i] = q;
+                c->push_next[i] = f->data + 1;
                 c->occ[i]++;
+                fast_pushed++;
             } else {
-                uint64_t dm = f->dest_mask;
-                if (!dm || (dm & ~c->all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
+                if (!dm || (dm & ~all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
                 voq_write(c, i, dm, f->data);
             }
         }
-        c->backlog += (uint64_t)__builtin_popcountll(fast_in);
+        c->backlog += fast_pushed;
         c->t++;
         return;
     }
@@ -434,6 +532,6 @@ uint64_t xbar_core_in_flight(const xbar_core *c)
 
 uint32_t xbar_core_queue_len(const xbar_core *c, int in, int queue)
 {
-    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->q[in * c->n + queue].count;
+    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->vq[in * c->n + queue].count;
     return queue == 0 ? c->q[in].count : 0;
 }
