@@ -155,20 +155,104 @@ START_TEST(packet_pool_reuses)
 }
 END_TEST
 
+/* SRC_PORTS Bernoulli sources (uniform destinations, SRC_PKT_FLITS-flit
+ * packets, one 16 B flit per SRC_PERIOD_PS) whose links toward the switch
+ * end at a test's receiver (the switch side stubbed; sinks[i] is port i's
+ * context for it). */
+#define SRC_PORTS 4
+#define SRC_PERIOD_PS 640 /* 16 B at 25 GB/s */
+#define SRC_PKT_FLITS 3
+#define SRC_FLIT_BYTES 16
+#define SRC_CYCLES 20000
+typedef struct src_sink { void *log; int port; } src_sink;
+typedef struct src_rig {
+    sim_kernel *k;
+    tpkt_pool pp;
+    tmsg_pool mp;
+    sim_clock_domain *clk;
+    traffic_dest dest;
+    tep_cfg cfg;
+    tep *e;
+    sim_link *tx[SRC_PORTS], *rx[SRC_PORTS];
+    src_sink sinks[SRC_PORTS];
+} src_rig;
+
+static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool src_voq, double link_GBps,
+                         sim_link_recv_fn recv, void *log)
+{
+    memset(g, 0, sizeof *g);
+    g->k = sim_kernel_new();
+    tpkt_pool_init(&g->pp);
+    tmsg_pool_init(&g->mp);
+    g->clk = sim_clock_new(g->k, "clk", SRC_PERIOD_PS, 0);
+    char why[128];
+    ck_assert_int_eq(traffic_dest_init(&g->dest, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
+    tep_cfg *ec = &g->cfg;
+    ec->ports = SRC_PORTS;
+    ec->flit_bytes = SRC_FLIT_BYTES;
+    ec->period_ps = SRC_PERIOD_PS;
+    ec->saf = saf;
+    ec->src_voq = src_voq;
+    ec->credit_mode = TEP_CREDIT_NONE;
+    ec->bernoulli_mask = (1u << SRC_PORTS) - 1;
+    ec->load = load;
+    ec->pkt_flits = SRC_PKT_FLITS;
+    ec->dest = &g->dest;
+    ec->end_ps = SRC_CYCLES * SRC_PERIOD_PS;
+    ec->seed = seed;
+    g->e = tep_new(g->k, g->clk, ec, &g->pp, &g->mp);
+    for (int i = 0; i < SRC_PORTS; i++) {
+        sim_link_cfg lc = { 0 };
+        lc.bandwidth_GBps = link_GBps;
+        lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
+        g->tx[i] = sim_link_new(g->k, &lc);
+        g->rx[i] = sim_link_new(g->k, &lc);
+        tep_attach(g->e, i, g->tx[i], g->rx[i]);
+        g->sinks[i] = (src_sink){ log, i };
+        sim_link_set_receiver(g->tx[i], recv, &g->sinks[i]);
+    }
+}
+
+static void src_rig_free(src_rig *g)
+{
+    tep_free(g->e);
+    for (int i = 0; i < SRC_PORTS; i++) {
+        sim_link_free(g->tx[i]);
+        sim_link_free(g->rx[i]);
+    }
+    sim_clock_free(g->clk);
+    sim_kernel_free(g->k);
+    tmsg_pool_free(&g->mp);
+    tpkt_pool_free(&g->pp);
+}
+
+/* Source i's PRNG stream replayed: the cycle gaps between its arrivals and
+ * the destinations drawn, in the order the source draws them. */
+typedef struct src_replay {
+    sim_rng r;
+    traffic_dest dest;
+    double log1m_p;
+} src_replay;
+
+static void src_replay_init(src_replay *x, const tep_cfg *ec, int i)
+{
+    sim_rng_seed_stream(&x->r, ec->seed, 0x1000u + (uint64_t)i);
+    char why[128];
+    ck_assert_int_eq(traffic_dest_init(&x->dest, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
+    x->log1m_p = log1p(-ec->load / ec->pkt_flits);
+}
+static uint64_t src_replay_gap(src_replay *x) { return (uint64_t)floor(log(1.0 - sim_rng_double(&x->r)) / x->log1m_p); }
+static int src_replay_dest(src_replay *x, int i) { return traffic_dest_pick(&x->dest, i, &x->r); }
+
 /* What the switch side of the sources' links saw: per port, the send cycle
  * of every flit with its packet's creation cycle and flit index. */
-#define SRC_PORTS 4
 #define SRC_MAX_FLITS 20000
 typedef struct src_log {
-    tpkt_pool *pp;
-    tmsg_pool *mp;
-    sim_kernel *k;
-    sim_time_ps period_ps;
+    src_rig *rig;
     int n[SRC_PORTS];
     uint64_t sent[SRC_PORTS][SRC_MAX_FLITS], created[SRC_PORTS][SRC_MAX_FLITS];
     unsigned flit[SRC_PORTS][SRC_MAX_FLITS];
 } src_log;
-typedef struct src_sink { src_log *log; int port; } src_sink;
 
 static void src_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
@@ -177,14 +261,14 @@ static void src_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     src_sink *s = ctx;
     src_log *g = s->log;
     tmsg *m = msg;
-    const tpkt *k = tpkt_at(g->pp, m->pkt);
+    const tpkt *k = tpkt_at(&g->rig->pp, m->pkt);
     int x = g->n[s->port]++;
     REQUIRE(x < SRC_MAX_FLITS, "too many flits");
     /* one flit serialises in one period, latency 0: sent one period before now */
-    g->sent[s->port][x] = (sim_now(g->k) - g->period_ps) / g->period_ps;
-    g->created[s->port][x] = k->created_ps / g->period_ps;
+    g->sent[s->port][x] = (sim_now(g->rig->k) - SRC_PERIOD_PS) / SRC_PERIOD_PS;
+    g->created[s->port][x] = k->created_ps / SRC_PERIOD_PS;
     g->flit[s->port][x] = m->first;
-    tmsg_release(g->mp, m);
+    tmsg_release(&g->rig->mp, m);
 }
 
 /* Bernoulli sources act in exactly the cycles they must, whether their next
@@ -195,84 +279,124 @@ static void src_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 START_TEST(bernoulli_sources_act_on_time)
 {
     const double loads[] = { 0.01, 0.3, 0.9 };
+    const int pkt_flits = SRC_PKT_FLITS;
     for (unsigned t = 0; t < 3; t++) {
-        sim_kernel *k = sim_kernel_new();
+        static src_rig rig;
         static src_log g;
         memset(&g, 0, sizeof g);
-        tpkt_pool pp;
-        tmsg_pool mp;
-        tpkt_pool_init(&pp);
-        tmsg_pool_init(&mp);
-        g.pp = &pp;
-        g.mp = &mp;
-        g.k = k;
-        g.period_ps = 640; /* 16 B at 25 GB/s */
-        sim_clock_domain *clk = sim_clock_new(k, "clk", g.period_ps, 0);
-        traffic_dest dest;
-        char why[128];
-        ck_assert_int_eq(traffic_dest_init(&dest, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
-        const int pkt_flits = 3;
-        const uint64_t cycles = 20000;
-        tep_cfg ec = { 0 };
-        ec.ports = SRC_PORTS;
-        ec.flit_bytes = 16;
-        ec.period_ps = g.period_ps;
-        ec.credit_mode = TEP_CREDIT_NONE;
-        ec.bernoulli_mask = (1u << SRC_PORTS) - 1;
-        ec.load = loads[t];
-        ec.pkt_flits = pkt_flits;
-        ec.dest = &dest;
-        ec.end_ps = cycles * g.period_ps;
-        ec.seed = 77;
-        tep *e = tep_new(k, clk, &ec, &pp, &mp);
-        sim_link *tx[SRC_PORTS], *rx[SRC_PORTS];
-        src_sink sinks[SRC_PORTS];
+        src_rig_init(&rig, loads[t], 77, false, false, 25, src_sink_recv, &g);
+        g.rig = &rig;
+        const tep_cfg *ec = &rig.cfg;
+        sim_run(rig.k, SRC_CYCLES * SRC_PERIOD_PS);
         for (int i = 0; i < SRC_PORTS; i++) {
-            sim_link_cfg lc = { 0 };
-            lc.bandwidth_GBps = 25;
-            lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
-            tx[i] = sim_link_new(k, &lc);
-            rx[i] = sim_link_new(k, &lc);
-            tep_attach(e, i, tx[i], rx[i]);
-            sinks[i] = (src_sink){ &g, i };
-            sim_link_set_receiver(tx[i], src_sink_recv, &sinks[i]);
-        }
-        sim_run(k, cycles * g.period_ps);
-        const double p = ec.load / pkt_flits, log1m_p = log1p(-p);
-        for (int i = 0; i < SRC_PORTS; i++) {
-            sim_rng r;
-            sim_rng_seed_stream(&r, ec.seed, 0x1000u + (uint64_t)i);
-            traffic_dest replay;
-            ck_assert_int_eq(traffic_dest_init(&replay, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
-            uint64_t arrival = (uint64_t)floor(log(1.0 - sim_rng_double(&r)) / log1m_p), next_free = 0;
+            src_replay r;
+            src_replay_init(&r, ec, i);
+            uint64_t arrival = src_replay_gap(&r), next_free = 0;
             int pkts = 0;
             for (int x = 0; x + pkt_flits <= g.n[i]; x += pkt_flits, pkts++) {
                 const uint64_t start = arrival > next_free ? arrival : next_free;
                 for (int f = 0; f < pkt_flits; f++) {
-                    REQUIRE(g.flit[i][x + f] == (unsigned)f, "load %.2f port %d packet %d: flit %u at position %d", ec.load, i,
+                    REQUIRE(g.flit[i][x + f] == (unsigned)f, "load %.2f port %d packet %d: flit %u at position %d", ec->load, i,
                             pkts, g.flit[i][x + f], f);
                     REQUIRE(g.created[i][x + f] == arrival, "load %.2f port %d packet %d: created at %llu, arrival %llu",
-                            ec.load, i, pkts, (unsigned long long)g.created[i][x + f], (unsigned long long)arrival);
+                            ec->load, i, pkts, (unsigned long long)g.created[i][x + f], (unsigned long long)arrival);
                     REQUIRE(g.sent[i][x + f] == start + (uint64_t)f, "load %.2f port %d packet %d flit %d: sent at %llu, due %llu",
-                            ec.load, i, pkts, f, (unsigned long long)g.sent[i][x + f], (unsigned long long)(start + (uint64_t)f));
+                            ec->load, i, pkts, f, (unsigned long long)g.sent[i][x + f], (unsigned long long)(start + (uint64_t)f));
                 }
                 next_free = start + (uint64_t)pkt_flits;
-                arrival += 1 + (uint64_t)floor(log(1.0 - sim_rng_double(&r)) / log1m_p);
-                traffic_dest_pick(&replay, i, &r);
+                arrival += 1 + src_replay_gap(&r);
+                src_replay_dest(&r, i);
             }
             /* the run saw every packet that arrived early enough to be sent whole */
-            REQUIRE(pkts > 0 && (arrival > next_free ? arrival : next_free) + pkt_flits >= cycles - 1,
-                    "load %.2f port %d: %d packets, the next due at %llu", ec.load, i, pkts, (unsigned long long)arrival);
+            REQUIRE(pkts > 0 && (arrival > next_free ? arrival : next_free) + pkt_flits >= SRC_CYCLES - 1,
+                    "load %.2f port %d: %d packets, the next due at %llu", ec->load, i, pkts, (unsigned long long)arrival);
         }
-        tep_free(e);
+        src_rig_free(&rig);
+    }
+}
+END_TEST
+
+/* What a packet's record said when its first flit reached the switch side. */
+#define LAZY_MAX_PKTS 16384
+typedef struct lazy_log {
+    src_rig *rig;
+    int n[SRC_PORTS];
+    tpkt rec[SRC_PORTS][LAZY_MAX_PKTS];
+} lazy_log;
+
+static void lazy_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)l;
+    (void)bytes;
+    src_sink *s = ctx;
+    lazy_log *g = s->log;
+    tmsg *m = msg;
+    tpkt *k = tpkt_at(&g->rig->pp, m->pkt);
+    if (m->first == 0) {
+        REQUIRE(g->n[s->port] < LAZY_MAX_PKTS, "too many packets");
+        g->rec[s->port][g->n[s->port]++] = *k;
+    }
+    if (m->first + m->count == k->nflits) tpkt_release(&g->rig->pp, k); /* as a sink would: the pool reuses it */
+    tmsg_release(&g->rig->mp, m);
+}
+
+/* Bernoulli packets get their record only when sent (endpoints.c, tep_qent):
+ * with per-destination source queues backed up behind a half-rate link, they
+ * leave out of creation order, in records released and reused meanwhile, and
+ * every field must still be what it was made with at creation: id in creation
+ * order, creation time and destination as the PRNG stream replayed says, and
+ * seq0 counting the flits the source sent before. */
+START_TEST(lazy_records_keep_every_field)
+{
+    const int pkt_flits = SRC_PKT_FLITS;
+    for (int saf = 0; saf < 2; saf++) {
+        static src_rig rig;
+        static lazy_log g;
+        memset(&g, 0, sizeof g);
+        /* half the offered flit rate on the links: the sources back up */
+        src_rig_init(&rig, 0.9, 31, saf, true, 12.5, lazy_sink_recv, &g);
+        g.rig = &rig;
+        const tep *e = rig.e;
+        sim_run(rig.k, SRC_CYCLES * SRC_PERIOD_PS);
+        /* tep_queued_copies counts from the queue entries: every flit generated and not yet sent */
+        ck_assert_uint_eq(tep_queued_copies(e), e->flits_generated - e->copies_sent);
         for (int i = 0; i < SRC_PORTS; i++) {
-            sim_link_free(tx[i]);
-            sim_link_free(rx[i]);
+            const tep_port *src = &e->port[i];
+            REQUIRE(src->next_id < LAZY_MAX_PKTS, "port %d: %u packets", i, src->next_id);
+            REQUIRE(g.n[i] > 100 && src->queued > 100, "port %d: %d sent, %u queued: no backlog", i, g.n[i], src->queued);
+            /* replay the creation of every packet: arrival cycle and destination */
+            static uint64_t arrival[LAZY_MAX_PKTS];
+            static int to[LAZY_MAX_PKTS];
+            src_replay r;
+            src_replay_init(&r, &rig.cfg, i);
+            uint64_t next = src_replay_gap(&r);
+            for (uint32_t id = 0; id < src->next_id; id++) {
+                arrival[id] = next;
+                next += 1 + src_replay_gap(&r);
+                to[id] = src_replay_dest(&r, i);
+            }
+            static bool seen[LAZY_MAX_PKTS];
+            memset(seen, 0, sizeof seen);
+            int reordered = 0;
+            for (int x = 0; x < g.n[i]; x++) {
+                const tpkt *q = &g.rec[i][x];
+                REQUIRE(q->id < src->next_id && !seen[q->id], "port %d packet %d: id %u twice or never made", i, x, q->id);
+                seen[q->id] = true;
+                reordered += x > 0 && q->id < g.rec[i][x - 1].id;
+                REQUIRE(q->created_ps == arrival[q->id] * SRC_PERIOD_PS, "port %d id %u: created at %llu ps, arrival cycle %llu", i,
+                        q->id, (unsigned long long)q->created_ps, (unsigned long long)arrival[q->id]);
+                REQUIRE(q->dest_mask == 1ULL << to[q->id], "port %d id %u: dest mask %llx, drawn %d", i, q->id,
+                        (unsigned long long)q->dest_mask, to[q->id]);
+                REQUIRE(q->src == i && q->nflits == pkt_flits && q->msg == 0, "port %d id %u: src %u nflits %u msg %u", i, q->id, q->src,
+                        q->nflits, q->msg);
+                REQUIRE(q->payload_bytes == (uint32_t)((pkt_flits - 1) * SRC_FLIT_BYTES) && q->copies_left == (uint32_t)pkt_flits,
+                        "port %d id %u: payload %u copies_left %u", i, q->id, q->payload_bytes, q->copies_left);
+                REQUIRE(q->seq0 == (uint64_t)x * pkt_flits, "port %d id %u: seq0 %llu, sent as packet %d", i, q->id,
+                        (unsigned long long)q->seq0, x);
+            }
+            REQUIRE(reordered > 0, "port %d: packets left in creation order; the test does not exercise the queues", i);
         }
-        sim_clock_free(clk);
-        sim_kernel_free(k);
-        tmsg_pool_free(&mp);
-        tpkt_pool_free(&pp);
+        src_rig_free(&rig);
     }
 }
 END_TEST
@@ -289,6 +413,7 @@ int main(void)
     tcase_add_test(tc, nvlink_presets_table);
     tcase_add_test(tc, packet_pool_reuses);
     tcase_add_test(tc, bernoulli_sources_act_on_time);
+    tcase_add_test(tc, lazy_records_keep_every_field);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

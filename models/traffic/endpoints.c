@@ -18,6 +18,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     e->cfg = *cfg;
     e->pp = pp;
     e->mp = mp;
+    tmsg_pool_prefetch_packets(mp, pp); /* for the sinks (tep_recv) */
     e->injecting = cfg->bernoulli_mask != 0 && cfg->load > 0;
     e->sending = true;
     e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
@@ -43,7 +44,7 @@ void tep_free(tep *e)
 {
     if (!e) return;
     for (int i = 0; i < e->cfg.ports; i++)
-        for (int q = 0; q < TEP_QUEUES; q++) free(e->port[i].q[q].buf);
+        for (int q = 0; q < TEP_QUEUES; q++) free(e->port[i].q[q].rest);
     sim_hist_free(&e->latency_cycles);
     free(e);
 }
@@ -92,27 +93,43 @@ void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *
     }
 }
 
-static inline bool ring_empty(const tep_ring *r) { return r->len == 0; }
-static inline uint32_t ring_head(const tep_ring *r) { return r->buf[r->head]; }
+static inline bool queue_empty(const tep_queue *r) { return r->len == 0; }
+static inline tep_qent *queue_first(tep_queue *r) { return &r->first; }
 
-static void ring_push(tep_ring *r, uint32_t v)
+/* Entry x of the queue (0: the first). */
+static inline const tep_qent *queue_at(const tep_queue *r, uint32_t x)
 {
-    if (r->len == r->cap) {
-        uint32_t cap = r->cap ? 2 * r->cap : 16;
-        uint32_t *nb = malloc(cap * sizeof *nb);
-        if (!nb) sim_fatal("out of memory");
-        for (uint32_t k = 0; k < r->len; k++) nb[k] = r->buf[(r->head + k) & (r->cap - 1)];
-        free(r->buf);
-        r->buf = nb;
-        r->head = 0;
-        r->cap = cap;
-    }
-    r->buf[(r->head + r->len++) & (r->cap - 1)] = v;
+    return x == 0 ? &r->first : &r->rest[(r->rest_head + x - 1) & (r->cap - 1)];
 }
 
-static inline void ring_pop(tep_ring *r)
+static void queue_push(tep_queue *r, const tep_qent *v)
 {
-    r->head = (r->head + 1) & (r->cap - 1);
+    if (r->len == 0) {
+        r->first = *v;
+        r->len = 1;
+        return;
+    }
+    const uint32_t in_rest = r->len - 1;
+    if (in_rest == r->cap) {
+        uint32_t cap = r->cap ? 2 * r->cap : 16;
+        tep_qent *nb = malloc(cap * sizeof *nb);
+        if (!nb) sim_fatal("out of memory");
+        for (uint32_t k = 0; k < in_rest; k++) nb[k] = r->rest[(r->rest_head + k) & (r->cap - 1)];
+        free(r->rest);
+        r->rest = nb;
+        r->rest_head = 0;
+        r->cap = cap;
+    }
+    r->rest[(r->rest_head + in_rest) & (r->cap - 1)] = *v;
+    r->len++;
+}
+
+static inline void queue_pop(tep_queue *r)
+{
+    if (r->len > 1) {
+        r->first = r->rest[r->rest_head];
+        r->rest_head = (r->rest_head + 1) & (r->cap - 1);
+    }
     r->len--;
 }
 
@@ -122,53 +139,99 @@ static int queue_of(const tep *e, uint64_t mask)
     return (mask & (mask - 1)) ? TEP_MCAST_Q : __builtin_ctzll(mask);
 }
 
-static tpkt *new_packet(tep *e, int src, uint64_t mask, unsigned nflits, uint32_t payload, uint32_t tag)
+static inline uint64_t qent_mask(const tep_qent *q) { return q->flags & TEP_QENT_RECORD ? q->u.dest_mask : 1ULL << q->dest; }
+
+/* A packet's record, every field but seq0 (set when its first flit is sent). */
+static tpkt *new_record(tep *e, int src, uint64_t mask, unsigned nflits, sim_time_ps created_ps, uint32_t payload,
+                        uint32_t tag, uint32_t id)
 {
-    tep_port *p = &e->port[src];
-    if (nflits < 1 || nflits > TPKT_MAX_FLITS) sim_fatal("endpoint %d: packet of %u flits", src, nflits);
     tpkt *k = tpkt_alloc(e->pp);
     k->src = (uint16_t)src;
     k->nflits = (uint16_t)nflits;
     k->dest_mask = mask;
-    k->created_ps = sim_now(e->k);
+    k->created_ps = created_ps;
     k->payload_bytes = payload;
     k->copies_left = nflits * tpkt_dest_count(mask);
     k->msg = tag;
-    k->id = p->next_id++;
-    p->generated_flits += nflits;
-    e->flits_generated += nflits;
-    int qi = queue_of(e, mask);
-    if (ring_empty(&p->q[qi])) p->head_flits[qi] = (uint16_t)nflits;
-    ring_push(&p->q[qi], k->idx);
-    p->queued++;
-    if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
+    k->id = id;
     return k;
 }
 
-/* Credits `n` flits of packet k need, checked (spend = false) or spent. */
-static bool credits_ok(const tep *e, const sim_link *l, const tpkt *k, uint32_t n)
+static void check_nflits(const tep_port *p, unsigned nflits)
+{
+    if (nflits < 1 || nflits > TPKT_MAX_FLITS) sim_fatal("endpoint %d: packet of %u flits", p->idx, nflits);
+}
+
+/* A new packet joins its source queue (a flow's packets share one queue, in
+ * creation order). */
+static void enqueue(tep *e, tep_port *p, const tep_qent *q)
+{
+    p->generated_flits += q->nflits;
+    e->flits_generated += q->nflits;
+    int qi = queue_of(e, qent_mask(q));
+    if (queue_empty(&p->q[qi])) p->head_flits[qi] = q->nflits;
+    queue_push(&p->q[qi], q);
+    p->queued++;
+    if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
+}
+
+/* A Bernoulli packet to port `dest`: queued without a record (see tep_qent). */
+static void new_bernoulli_packet(tep *e, tep_port *p, int dest)
+{
+    check_nflits(p, (unsigned)e->cfg.pkt_flits);
+    const tep_qent q = { .u.created_ps = sim_now(e->k), .id = p->next_id++, .nflits = (uint16_t)e->cfg.pkt_flits,
+                         .dest = (uint8_t)dest, .flags = 0 };
+    enqueue(e, p, &q);
+}
+
+/* A message packet: its record is made now (it is sent soon: cut one ahead). */
+static void new_message_packet(tep *e, tep_port *p, uint64_t mask, unsigned nflits, uint32_t payload)
+{
+    check_nflits(p, nflits);
+    tpkt *k = new_record(e, p->idx, mask, nflits, sim_now(e->k), payload, p->msg_tag, p->next_id++);
+    const tep_qent q = { .u.dest_mask = mask, .id = k->idx, .nflits = (uint16_t)nflits,
+                         .flags = (uint8_t)(TEP_QENT_RECORD | (p->msg_tag ? TEP_QENT_MSG : 0)) };
+    enqueue(e, p, &q);
+}
+
+/* The record of the packet at a queue's head, made from its entry if it has
+ * none yet (the entry then names it). */
+static tpkt *head_record(tep *e, tep_port *p, tep_qent *q)
+{
+    if (q->flags & TEP_QENT_RECORD) return tpkt_at(e->pp, q->id);
+    const uint32_t payload = (uint32_t)(q->nflits - 1) * (uint32_t)e->cfg.flit_bytes;
+    tpkt *k = new_record(e, p->idx, 1ULL << q->dest, q->nflits, q->u.created_ps, payload, 0, q->id);
+    q->u.dest_mask = k->dest_mask;
+    q->id = k->idx;
+    q->flags |= TEP_QENT_RECORD;
+    return k;
+}
+
+/* Whether the credits for `n` flits of a packet to `mask` are there. */
+static bool credits_ok(const tep *e, const sim_link *l, uint64_t mask, uint32_t n)
 {
     switch (e->cfg.credit_mode) {
     case TEP_CREDIT_NONE: return true;
     case TEP_CREDIT_PER_FLIT: return sim_link_can_send(l, 0, n);
-    case TEP_CREDIT_PER_COPY: return sim_link_can_send(l, 0, n * (uint32_t)__builtin_popcountll(k->dest_mask));
+    case TEP_CREDIT_PER_COPY: return sim_link_can_send(l, 0, n * (uint32_t)__builtin_popcountll(mask));
     case TEP_CREDIT_PER_DEST:
-        for (uint64_t d = k->dest_mask; d; d &= d - 1)
+        for (uint64_t d = mask; d; d &= d - 1)
             if (!sim_link_can_send(l, (unsigned)__builtin_ctzll(d), n)) return false;
         return true;
     }
     return false;
 }
 
-static void send_spending(tep *e, sim_link *l, const tpkt *k, uint32_t n, void *msg, uint32_t bytes)
+/* Sends `n` flits of a packet to `mask`, spending their credits. */
+static void send_spending(tep *e, sim_link *l, uint64_t mask, uint32_t n, void *msg, uint32_t bytes)
 {
     bool ok = true;
     switch (e->cfg.credit_mode) {
     case TEP_CREDIT_NONE: sim_link_send(l, msg, bytes); break;
     case TEP_CREDIT_PER_FLIT: ok = sim_link_try_send(l, msg, bytes, 0, n); break;
-    case TEP_CREDIT_PER_COPY: ok = sim_link_try_send(l, msg, bytes, 0, n * (uint32_t)__builtin_popcountll(k->dest_mask)); break;
+    case TEP_CREDIT_PER_COPY: ok = sim_link_try_send(l, msg, bytes, 0, n * (uint32_t)__builtin_popcountll(mask)); break;
     case TEP_CREDIT_PER_DEST: {
-        uint64_t m = k->dest_mask;
+        uint64_t m = mask;
         ok = sim_link_try_send(l, msg, bytes, (unsigned)__builtin_ctzll(m), n);
         /* a multicast flit takes a slot in every destination's VOQ: the other
          * pools are spent without a message of their own */
@@ -184,11 +247,11 @@ static void send_spending(tep *e, sim_link *l, const tpkt *k, uint32_t n, void *
 static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
 {
     if (!e->cfg.src_voq) {
-        if (ring_empty(&p->q[0])) return -1;
-        const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[0]));
-        return credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : need_flits_saf) ? 0 : -1;
+        if (queue_empty(&p->q[0])) return -1;
+        const tep_qent *q = queue_first(&p->q[0]);
+        return credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : need_flits_saf) ? 0 : -1;
     }
-    const bool mc = !ring_empty(&p->q[TEP_MCAST_Q]);
+    const bool mc = !queue_empty(&p->q[TEP_MCAST_Q]);
     const int start = p->rr;
     /* dest queues at or after start, then the multicast queue, then the rest */
     uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : p->q_mask & (~0ULL << start);
@@ -196,8 +259,8 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 1) {
             if (!mc) continue;
-            const tpkt *k = tpkt_at(e->pp, ring_head(&p->q[TEP_MCAST_Q]));
-            if (credits_ok(e, p->tx, k, e->cfg.saf ? k->nflits : 1)) return TEP_MCAST_Q;
+            const tep_qent *q = queue_first(&p->q[TEP_MCAST_Q]);
+            if (credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : 1)) return TEP_MCAST_Q;
             continue;
         }
         for (uint64_t m = pass == 0 ? hi : lo; m; m &= m - 1) {
@@ -237,15 +300,14 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     const int i = p->idx;
     if (e->injecting && cycle >= p->next_arrival && (e->cfg.bernoulli_mask >> i & 1)) {
         p->next_arrival = cycle + 1 + bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
-        int d = traffic_dest_pick(e->cfg.dest, i, &p->rng);
-        new_packet(e, i, 1ULL << d, (unsigned)e->cfg.pkt_flits, (uint32_t)(e->cfg.pkt_flits - 1) * (uint32_t)e->cfg.flit_bytes, 0);
+        new_bernoulli_packet(e, p, traffic_dest_pick(e->cfg.dest, i, &p->rng));
     }
     if (p->msg && e->sending && p->msg_queued == 0) { /* cut the message lazily: one packet ahead */
         uint32_t payload;
         uint64_t mask;
         if (traffic_message_next(p->msg, &payload, &mask)) {
             unsigned nflits = 1 + (payload + (uint32_t)e->cfg.flit_bytes - 1) / (uint32_t)e->cfg.flit_bytes;
-            new_packet(e, i, mask, nflits, payload, p->msg_tag);
+            new_message_packet(e, p, mask, nflits, payload);
             p->msg_queued++;
         }
     }
@@ -257,30 +319,33 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         qi = pick_queue(e, p, 1);
         if (qi < 0) return TEP_BLOCKED;
     }
-    tep_ring *r = &p->q[qi];
-    tpkt *k = tpkt_at(e->pp, ring_head(r));
+    tep_queue *r = &p->q[qi];
+    tep_qent *q = queue_first(r);
+    const uint64_t mask = qent_mask(q);
+    const unsigned nflits = q->nflits;
     unsigned first = e->cfg.saf ? 0 : p->cur_flit;
-    unsigned count = e->cfg.saf ? k->nflits : 1;
-    if (p->cur_q >= 0 && !credits_ok(e, p->tx, k, count)) return TEP_BLOCKED; /* mid-packet, waiting for a credit */
+    unsigned count = e->cfg.saf ? nflits : 1;
+    if (p->cur_q >= 0 && !credits_ok(e, p->tx, mask, count)) return TEP_BLOCKED; /* mid-packet, waiting for a credit */
     if (first == 0) { /* the flow order is the order packets go onto the wire */
-        k->seq0 = p->next_seq;
-        p->next_seq += k->nflits;
+        head_record(e, p, q)->seq0 = p->next_seq;
+        p->next_seq += nflits;
     }
-    tmsg *m = tmsg_alloc(e->mp, k->idx, first, count);
-    send_spending(e, p->tx, k, count, m, count * (uint32_t)e->cfg.flit_bytes);
+    tmsg *m = tmsg_alloc(e->mp, q->id, first, count);
+    send_spending(e, p->tx, mask, count, m, count * (uint32_t)e->cfg.flit_bytes);
     p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
-    uint64_t copies = (uint64_t)count * tpkt_dest_count(k->dest_mask);
+    uint64_t copies = (uint64_t)count * tpkt_dest_count(mask);
     e->copies_sent += copies;
-    for (uint64_t d = k->dest_mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
-    if (first + count == k->nflits) {
+    for (uint64_t d = mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
+    if (first + count == nflits) {
+        const bool msg = q->flags & TEP_QENT_MSG;
         p->cur_flit = 0;
         p->cur_q = -1;
-        ring_pop(r);
+        queue_pop(r);
         p->queued--;
-        if (!ring_empty(r)) p->head_flits[qi] = tpkt_at(e->pp, ring_head(r))->nflits;
-        if (k->msg) p->msg_queued--;
-        if (ring_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
-        if (!e->cfg.src_voq && ring_empty(r)) p->q_mask = 0;
+        if (!queue_empty(r)) p->head_flits[qi] = queue_first(r)->nflits;
+        if (msg) p->msg_queued--;
+        if (queue_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
+        if (!e->cfg.src_voq && queue_empty(r)) p->q_mask = 0;
         p->rr = qi + 1 == TEP_QUEUES ? 0 : qi + 1;
     } else {
         p->cur_flit = first + count;
@@ -485,11 +550,11 @@ uint64_t tep_queued_copies(const tep *e)
     for (int i = 0; i < e->cfg.ports; i++) {
         const tep_port *p = &e->port[i];
         for (int q = 0; q < TEP_QUEUES; q++) {
-            const tep_ring *r = &p->q[q];
+            const tep_queue *r = &p->q[q];
             for (uint32_t x = 0; x < r->len; x++) {
-                const tpkt *k = tpkt_at(e->pp, r->buf[(r->head + x) & (r->cap - 1)]);
-                unsigned left = k->nflits - (q == p->cur_q && x == 0 ? p->cur_flit : 0);
-                s += (uint64_t)left * (uint64_t)__builtin_popcountll(k->dest_mask);
+                const tep_qent *w = queue_at(r, x);
+                unsigned left = w->nflits - (q == p->cur_q && x == 0 ? p->cur_flit : 0);
+                s += (uint64_t)left * (uint64_t)__builtin_popcountll(qent_mask(w));
             }
         }
     }

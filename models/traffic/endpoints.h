@@ -48,7 +48,35 @@ struct tep;
 
 #define TEP_WHEEL 64 /* cycles the due wheel of the sources reaches ahead */
 
-typedef struct tep_ring { uint32_t *buf; uint32_t head, len, cap; } tep_ring;
+/* A source queue entry: what a packet needs while it waits. A Bernoulli
+ * packet's record (tpkt) is filled only when the source sends it, from the
+ * pool's free list (recently released by a sink, so in cache): at high load
+ * the sources back up and a record made at creation would be cold by then.
+ * A message packet (cut one ahead, possibly multicast) has its record from
+ * creation; so does a Bernoulli packet once its first flit is sent. */
+typedef struct tep_qent {
+    union {
+        sim_time_ps created_ps; /* no record yet: when the source generated it */
+        uint64_t dest_mask;     /* TEP_QENT_RECORD: the record's destinations */
+    } u;
+    uint32_t id;                /* no record yet: per-source packet number; TEP_QENT_RECORD: the pool index */
+    uint16_t nflits;
+    uint8_t dest;               /* no record yet: the destination port (Bernoulli packets are unicast) */
+    uint8_t flags;              /* TEP_QENT_* */
+} tep_qent;
+
+#define TEP_QENT_RECORD 1u /* the packet has its tpkt; id is its pool index */
+#define TEP_QENT_MSG 2u    /* a message packet (counted in msg_queued) */
+
+/* A source queue: the first entry in place, next to the queue's bookkeeping
+ * (picking the queue then reads one cache line, not that and the ring's
+ * head), the rest in a ring; the pop that moves the next entry up does not
+ * hold anything up while its line comes in. */
+typedef struct tep_queue {
+    tep_qent first;             /* valid when len > 0 */
+    tep_qent *rest;             /* ring of the entries after the first */
+    uint32_t rest_head, len, cap; /* len counts the first entry; cap: the ring's */
+} tep_queue;
 
 /* A sink's view of the flow from one source: both fields are touched by
  * every delivery from it, so they share a line. */
@@ -80,7 +108,7 @@ typedef struct tep_port {
     /* Source queues: one per destination plus one for multicast (src_voq),
      * else queue 0 only (a FIFO). A flow's packets share one queue, so the
      * source keeps per-flow order. */
-    tep_ring q[TEP_QUEUES];
+    tep_queue q[TEP_QUEUES];
     uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
     /* sink: what a delivery touches, together */
     sim_link *rx;

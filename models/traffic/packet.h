@@ -70,9 +70,15 @@ typedef struct tmsg_pool {
     tmsg **chunks;
     uint32_t n_chunks, cap_chunks;
     tmsg *free_list;
+    const tpkt_pool *prefetch_pkts; /* see tmsg_pool_prefetch_packets; NULL: off */
 } tmsg_pool;
 
 void tmsg_pool_init(tmsg_pool *p);
+/* From now on tmsg_alloc prefetches the record (in pp) of the packet a new
+ * message names: the receiver reads it (a sink: source, sequence, creation
+ * time) a link's serialisation and latency later, and in a big, busy network
+ * it is long out of cache by the time a switch sends the packet on. */
+static inline void tmsg_pool_prefetch_packets(tmsg_pool *p, const tpkt_pool *pp) { p->prefetch_pkts = pp; }
 void tmsg_pool_free(tmsg_pool *p);
 /* Adds a chunk of free messages (tmsg_alloc, when none is left). */
 void tmsg_pool_grow(tmsg_pool *p);
@@ -91,6 +97,7 @@ static inline tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsig
     m->first = (uint16_t)first;
     m->count = (uint16_t)count;
     m->next_free = NULL;
+    if (p->prefetch_pkts) __builtin_prefetch(tpkt_at(p->prefetch_pkts, pkt));
     return m;
 }
 
