@@ -319,6 +319,16 @@ static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p)
     return g > 1e15 ? (uint64_t)1e15 : (uint64_t)g;
 }
 
+/* Cycles from an edge to the first edge at or after `ps` later. */
+static inline uint64_t wire_cycles(tep *e, sim_time_ps ps)
+{
+    if (ps != e->wire_ps) {
+        e->wire_ps = ps;
+        e->wire_cycles = (ps + e->h.dom->period_ps - 1) / e->h.dom->period_ps;
+    }
+    return e->wire_cycles;
+}
+
 /* What a source's cycle ended with. */
 enum { TEP_IDLE = 0, TEP_BUSY, TEP_BLOCKED };
 
@@ -363,6 +373,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     tmsg *m = tmsg_alloc(e->mp, q->id, first, count);
     send_spending(e, p->tx, mask, count, m, count * (uint32_t)e->cfg.flit_bytes);
     p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
+    p->tx_free_cycle = cycle + wire_cycles(e, p->tx_free_ps - now);
     uint64_t copies = (uint64_t)count * tpkt_dest_count(mask);
     e->copies_sent += copies;
     for (uint64_t d = mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
@@ -471,11 +482,7 @@ static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool b
     if (p->msg) due = cycle + 1;
     if (work && e->sending && !blocked) {
         uint64_t ready = cycle + 1;
-        if (p->tx_free_ps > now) { /* the first edge at or after the wire is free */
-            const sim_clock_domain *d = e->h.dom;
-            sim_time_ps t = p->tx_free_ps > d->phase_ps ? p->tx_free_ps - d->phase_ps : 0;
-            ready = (t + d->period_ps - 1) / d->period_ps;
-        }
+        if (p->tx_free_ps > now) ready = p->tx_free_cycle; /* the first edge at or after the wire is free */
         if (ready < due) due = ready;
     }
     file_due(e, p->idx, due, cycle);

@@ -101,6 +101,7 @@ typedef struct tep_port {
     uint64_t next_seq;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
+    uint64_t tx_free_cycle;     /* the first cycle whose edge is at or after tx_free_ps */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
     uint32_t msg_queued;        /* message packets cut and not yet sent */
@@ -146,6 +147,8 @@ typedef struct tep {
     bool stop_when_drained;     /* sim_stop once every copy sent has been delivered */
     double p_packet;
     double log1m_p_packet;      /* log1p(-p_packet), for the geometric gaps */
+    sim_time_ps wire_ps;        /* the last wire time a send took, and in whole cycles, rounded up */
+    uint64_t wire_cycles;       /* (sends are mostly of one size: no division per send) */
     uint64_t work_mask;         /* ports with packets queued or one partly sent */
     uint64_t blocked_mask;      /* ports whose sending waits for credits (woken by their return) */
     bool ready_tracked;         /* TEP_CREDIT_PER_DEST with per-destination queues: tep_port.ready_mask kept */
