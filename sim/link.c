@@ -24,10 +24,9 @@ static void deliver_head(sim_link *l)
     sim_link_msg m = l->q[l->q_head];
     l->q_head = (l->q_head + 1) & (l->q_cap - 1);
     l->q_len--;
-    if (m.seq != l->next_deliver_seq)
+    if (m.seq != l->msgs_delivered)
         sim_fatal("link %s: message %" PRIu64 " delivered out of order (expected %" PRIu64 ")", l->cfg.name, m.seq,
-                  l->next_deliver_seq);
-    l->next_deliver_seq++;
+                  l->msgs_delivered);
     l->msgs_delivered++;
     l->bytes_delivered += m.bytes;
     if (l->traced && l->tv_rx) {
@@ -265,7 +264,7 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
     m->arrive_ps = arrive;
     m->msg = msg;
     m->bytes = bytes;
-    m->seq = l->next_seq++;
+    m->seq = l->msgs_sent;
     m->deferrable = l->deferrable && l->deferrable(l->recv_ctx, l, msg);
     l->q_len++;
     /* Arrivals are in send order: an armed event covers every later message.
