@@ -23,7 +23,6 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     e->sending = true;
     e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
     e->log1m_p_packet = log1p(-e->p_packet);
-    e->ready_tracked = cfg->src_voq && cfg->credit_mode == TEP_CREDIT_PER_DEST;
     sim_hist_init(&e->latency_cycles, "latency_cycles");
     for (int i = 0; i < cfg->ports; i++) {
         tep_port *p = &e->port[i];
@@ -72,27 +71,17 @@ static inline uint32_t head_need(const tep *e, const tep_port *p, unsigned qi)
     return e->cfg.saf ? p->head_flits[qi] : 1;
 }
 
-/* Recomputes bit qi of p->ready_mask (e->ready_tracked): queue qi's head and
- * pool qi are the only things it depends on, so every change of either calls
- * this, and picking a queue reads the mask instead of asking the link about
- * every backed-up queue (at overload most of them wait for credits). */
-static inline void ready_update(tep_port *p, unsigned qi, uint32_t need)
-{
-    const uint64_t bit = 1ULL << qi;
-    const bool go = (p->q_mask & bit) && sim_link_can_send(p->tx, qi, need);
-    p->ready_mask = go ? p->ready_mask | bit : p->ready_mask & ~bit;
-}
-
 /* Credits came back: a source waiting for them looks again at the next edge.
  * Any other source already acts at the first cycle the credits could matter
- * to it (its wire free, or its next arrival), so it is left alone. */
+ * to it (its wire free, or its next arrival), so it is left alone. The queues
+ * the pool serves may go again (pick_queue asks the link again). */
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
 {
     (void)l;
     (void)credits;
     tep_port *p = ctx;
     tep *e = p->owner;
-    if (e->ready_tracked) ready_update(p, type, head_need(e, p, type));
+    p->stuck_mask &= e->cfg.credit_mode == TEP_CREDIT_PER_DEST ? ~(1ULL << type) : 0;
     if (e->blocked_mask >> p->idx & 1) wake(e, p->idx);
 }
 
@@ -192,7 +181,6 @@ static void enqueue(tep *e, tep_port *p, const tep_qent *q)
     queue_push(&p->q[qi], q);
     p->queued++;
     if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
-    if (e->ready_tracked && qi < TRAFFIC_MAX_PORTS) ready_update(p, (unsigned)qi, head_need(e, p, (unsigned)qi));
 }
 
 /* A Bernoulli packet to port `dest`: queued without a record (see tep_qent). */
@@ -283,17 +271,14 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
     /* dest queues at or after start, then the multicast queue, then the rest */
     uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : p->q_mask & (~0ULL << start);
     uint64_t lo = p->q_mask & ~hi;
-    if (e->ready_tracked) { /* the same order, from the mask of queues that can go */
-        if (p->ready_mask & hi) return __builtin_ctzll(p->ready_mask & hi);
-        if (mc && mcast_can_go(e, p)) return TEP_MCAST_Q;
-        return p->ready_mask & lo ? __builtin_ctzll(p->ready_mask & lo) : -1;
-    }
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 1) {
             if (mc && mcast_can_go(e, p)) return TEP_MCAST_Q;
             continue;
         }
-        for (uint64_t m = pass == 0 ? hi : lo; m; m &= m - 1) {
+        /* a queue found stuck stays so until its pool gets credits back (its
+         * head cannot leave before: it goes only when picked) */
+        for (uint64_t m = (pass == 0 ? hi : lo) & ~p->stuck_mask; m; m &= m - 1) {
             int qi = __builtin_ctzll(m);
             /* a unicast queue: one destination pool (or the input's pool) decides */
             uint32_t need = head_need(e, p, (unsigned)qi);
@@ -304,6 +289,7 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
             default: ok = sim_link_can_send(p->tx, 0, need); break;
             }
             if (ok) return qi;
+            p->stuck_mask |= 1ULL << qi;
         }
     }
     return -1;
@@ -392,11 +378,6 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         p->cur_flit = first + count;
         p->cur_q = qi;
     }
-    if (e->ready_tracked) /* credits spent in every destination's pool; maybe a new head */
-        for (uint64_t d = mask; d; d &= d - 1) {
-            const unsigned j = (unsigned)__builtin_ctzll(d);
-            ready_update(p, j, head_need(e, p, j));
-        }
     return TEP_BUSY;
 }
 

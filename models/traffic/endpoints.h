@@ -94,8 +94,8 @@ typedef struct tep_port {
     int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
     unsigned cur_flit;          /* wormhole: next flit of that packet */
     uint64_t q_mask;            /* non-empty destination queues */
-    uint64_t ready_mask;        /* with one credit pool per queue (tep.ready_tracked): the non-empty
-                                 * destination queues whose head packet's credits are there */
+    uint64_t stuck_mask;        /* destination queues whose head packet was found short of credits
+                                 * since their pool last got some back (a subset of those that are) */
     uint32_t queued;            /* packets in the source queues (a partly sent one included) */
     uint32_t next_id;
     uint64_t next_seq;
@@ -151,7 +151,6 @@ typedef struct tep {
     uint64_t wire_cycles;       /* (sends are mostly of one size: no division per send) */
     uint64_t work_mask;         /* ports with packets queued or one partly sent */
     uint64_t blocked_mask;      /* ports whose sending waits for credits (woken by their return) */
-    bool ready_tracked;         /* TEP_CREDIT_PER_DEST with per-destination queues: tep_port.ready_mask kept */
     /* totals */
     uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
     uint64_t flits_generated;
