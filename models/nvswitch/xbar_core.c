@@ -38,10 +38,14 @@ typedef struct vq_run {
     uint64_t end;  /* data of the flit after the last */
 } vq_run;
 
-/* 32 B (one aligned half line): VOQ (i, j) is found with shifts alone. */
+/* The first run is kept in place, next to the bookkeeping: a pop (the
+ * matched VOQs of a cycle are all over the switch, and each was last
+ * touched about N cycles ago) reads one cache line, not two. One line
+ * (64 B, aligned): VOQ (i, j) is found with shifts alone. */
 typedef struct vq {
-    _Alignas(32) vq_run *buf;
-    uint32_t head, nruns, cap; /* ring of runs; cap is 0 or a power of two */
+    _Alignas(64) vq_run first; /* valid when nruns > 0 */
+    vq_run *rest;              /* ring of the runs behind it */
+    uint32_t rest_head, nruns, cap; /* nruns counts `first`; cap (of rest) is 0 or a power of two */
     uint32_t count;            /* flits */
 } vq;
 
@@ -150,10 +154,14 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     c->voq_limit = cfg->queue == XBAR_QUEUE_VOQ && !cfg->shared ? (uint32_t)cfg->depth : 0;
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
-    if (cfg->queue == XBAR_QUEUE_VOQ)
-        c->vq = calloc((size_t)c->n * XBAR_MAX_PORTS, sizeof *c->vq);
-    else
+    if (cfg->queue == XBAR_QUEUE_VOQ) {
+        /* aligned_alloc: a vq is over-aligned (a cache line each) */
+        const size_t bytes = (size_t)c->n * XBAR_MAX_PORTS * sizeof *c->vq;
+        c->vq = aligned_alloc(_Alignof(vq), bytes);
+        if (c->vq) memset(c->vq, 0, bytes);
+    } else {
         c->q = calloc((size_t)c->n, sizeof *c->q);
+    }
     c->pipe = calloc((size_t)cfg->latency, sizeof *c->pipe);
     if (!c->alloc || (!c->q && !c->vq) || !c->pipe) {
         xbar_core_free(c);
@@ -168,7 +176,7 @@ void xbar_core_free(xbar_core *c)
     if (c->q)
         for (int k = 0; k < c->n; k++) free(c->q[k].buf);
     if (c->vq)
-        for (int k = 0; k < c->n * XBAR_MAX_PORTS; k++) free(c->vq[k].buf);
+        for (int k = 0; k < c->n * XBAR_MAX_PORTS; k++) free(c->vq[k].rest);
     free(c->q);
     free(c->vq);
     free(c->pipe);
@@ -215,41 +223,56 @@ static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
 /* VOQ (i, j): rows of XBAR_MAX_PORTS whatever N, so no multiply. */
 static inline vq *voq_at(const xbar_core *c, int i, int j) { return &c->vq[(size_t)i * XBAR_MAX_PORTS + (size_t)j]; }
 
-static inline const vq_run *vq_head(const vq *q) { return &q->buf[q->head]; }
+static inline const vq_run *vq_head(const vq *q) { return &q->first; }
+
+/* Run k >= 1 (in the ring behind the first). */
+static inline vq_run *vq_rest_at(const vq *q, uint32_t k) { return &q->rest[(q->rest_head + k - 1) & (q->cap - 1)]; }
 
 /* The last run (the queue holds at least one). */
-static inline vq_run *vq_tail(const vq *q) { return &q->buf[(q->head + q->nruns - 1) & (q->cap - 1)]; }
+static inline vq_run *vq_tail(vq *q) { return q->nruns == 1 ? &q->first : vq_rest_at(q, q->nruns - 1); }
 
-static inline void vq_pop(vq *q)
+/* The first flit leaves. When the run behind moves into place and it is the
+ * one *tail (the pushing input's cached tail run) names, *tail follows it. */
+static inline void vq_pop(vq *q, vq_run **tail)
 {
-    vq_run *r = &q->buf[q->head];
+    vq_run *r = &q->first;
     q->count--;
     if (r->data + 1 != r->end) { /* a longer run gives up its first flit */
         r->data++;
         r->aux += 2;
         return;
     }
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->nruns--;
+    if (--q->nruns) {
+        vq_run *next = &q->rest[q->rest_head];
+        *r = *next;
+        if (*tail == next) *tail = r;
+        q->rest_head = (q->rest_head + 1) & (q->cap - 1);
+    }
 }
 
 static void vq_grow(vq *q)
 {
+    const uint32_t behind = q->nruns - 1;
     uint32_t cap = q->cap ? q->cap * 2 : 4;
     vq_run *b = malloc((size_t)cap * sizeof *b);
     if (!b) abort();
-    for (uint32_t k = 0; k < q->nruns; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
-    free(q->buf);
-    q->buf = b;
-    q->head = 0;
+    for (uint32_t k = 0; k < behind; k++) b[k] = *vq_rest_at(q, k + 1);
+    free(q->rest);
+    q->rest = b;
+    q->rest_head = 0;
     q->cap = cap;
 }
 
 /* A new run of one flit at the tail. */
 static inline vq_run *vq_push_run(vq *q, uint64_t data, uint64_t aux)
 {
-    if (q->nruns == q->cap) vq_grow(q);
-    vq_run *r = &q->buf[(q->head + q->nruns) & (q->cap - 1)];
+    vq_run *r;
+    if (!q->nruns) {
+        r = &q->first;
+    } else {
+        if (q->nruns - 1 == q->cap) vq_grow(q);
+        r = vq_rest_at(q, q->nruns);
+    }
     r->data = data;
     r->aux = aux;
     r->end = data + 1;
@@ -305,7 +328,7 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         if (voq) {
             vq *q = voq_at(c, i, j);
             drive(slot, i, j, vq_head(q)->data);
-            vq_pop(q);
+            vq_pop(q, &c->push_run[i]);
             c->occ[i] -= (uint32_t)c->cfg.shared;
             c->backlog--;
             c->cr_extra[i] |= 1ULL << j;
@@ -333,6 +356,7 @@ static __attribute__((noinline)) void voq_write(xbar_core *c, int i, uint64_t dm
     const uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
     const uint32_t copies = (s & 1) ? (uint32_t)__builtin_popcountll(dm) : 1;
     c->push_q[i] = NULL;
+    c->push_run[i] = NULL;
     if (c->cfg.depth && c->cfg.shared && c->occ[i] + copies > (uint32_t)c->cfg.depth)
         core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
     for (uint64_t d = dm; d; d &= d - 1) {
@@ -376,6 +400,12 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
     uint64_t popseq[XBAR_MAX_PORTS];
     /* The head runs about to be read sit in different rings, often out of
      * cache: ask for all of them first so the misses overlap. */
+    /* The head runs about to be read sit in different rings, often out of
+     * cache: ask for all of them first so the misses overlap. */
+    for (uint64_t m = matched_in; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        __builtin_prefetch(vq_head(voq_at(c, i, in_match[i])));
+    }
     out->match_in = matched_in;
     memcpy(out->match_out, in_match, (size_t)n);
     memcpy(c->cr_q, in_match, (size_t)n);     /* a matched input frees a slot of the VOQ it read */
@@ -391,7 +421,7 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
             mc_in |= 1ULL << i;
         }
         slot->data[j] = e->data;
-        vq_pop(q);
+        vq_pop(q, &c->push_run[i]);
         c->occ[i] -= shared;
         if (!q->count) {
             c->req_in[i] &= ~(1ULL << j);
