@@ -398,10 +398,8 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
     const uint32_t shared = (uint32_t)c->cfg.shared;
     uint64_t mc_in = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
-    /* The head runs about to be read sit in different rings, often out of
-     * cache: ask for all of them first so the misses overlap. */
-    /* The head runs about to be read sit in different rings, often out of
-     * cache: ask for all of them first so the misses overlap. */
+    /* The matched VOQs are all over the switch, often out of cache: ask for
+     * all of them first so the misses overlap. */
     for (uint64_t m = matched_in; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
         __builtin_prefetch(vq_head(voq_at(c, i, in_match[i])));
