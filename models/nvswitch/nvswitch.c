@@ -1,6 +1,8 @@
 /* The nvswitch component (see nvswitch.h). */
 #include "models/nvswitch/nvswitch.h"
 
+#include "sim/ring.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,14 +143,10 @@ static void stage_push(nvswitch *s, nvs_port *p, uint64_t word, uint64_t mask, s
         return;
     }
     if (p->st_len == p->st_cap) {
-        uint32_t cap = p->st_cap ? 2 * p->st_cap : 64;
-        nvs_stage *ns = malloc(cap * sizeof *ns);
-        if (!ns) sim_fatal("out of memory");
-        for (uint32_t k = 0; k < p->st_len; k++) ns[k] = p->stage[(p->st_head + k) & (p->st_cap - 1)];
-        free(p->stage);
-        p->stage = ns;
+        size_t cap = p->st_cap;
+        p->stage = sim_ring_grow(p->stage, sizeof *p->stage, p->st_head, p->st_len, &cap, 64);
         p->st_head = 0;
-        p->st_cap = cap;
+        p->st_cap = (uint32_t)cap;
     }
     p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)] = m;
 }

@@ -6,6 +6,8 @@
  * and then stay). */
 #include "models/nvswitch/xbar_core.h"
 
+#include "sim/ring.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,14 +203,10 @@ static inline void xq_pop(xq *q)
 
 static void xq_grow(xq *q)
 {
-    uint32_t cap = q->cap ? q->cap * 2 : 4;
-    xq_entry *b = malloc((size_t)cap * sizeof *b);
-    if (!b) abort();
-    for (uint32_t k = 0; k < q->count; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
-    free(q->buf);
-    q->buf = b;
+    size_t cap = q->cap;
+    q->buf = sim_ring_grow(q->buf, sizeof *q->buf, q->head, q->count, &cap, 4);
     q->head = 0;
-    q->cap = cap;
+    q->cap = (uint32_t)cap;
 }
 
 static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
@@ -250,17 +248,13 @@ static inline void vq_pop(vq *q, vq_run **tail)
     }
 }
 
+/* The ring behind the first run is full. */
 static void vq_grow(vq *q)
 {
-    const uint32_t behind = q->nruns - 1;
-    uint32_t cap = q->cap ? q->cap * 2 : 4;
-    vq_run *b = malloc((size_t)cap * sizeof *b);
-    if (!b) abort();
-    for (uint32_t k = 0; k < behind; k++) b[k] = *vq_rest_at(q, k + 1);
-    free(q->rest);
-    q->rest = b;
+    size_t cap = q->cap;
+    q->rest = sim_ring_grow(q->rest, sizeof *q->rest, q->rest_head, q->nruns - 1, &cap, 4);
     q->rest_head = 0;
-    q->cap = cap;
+    q->cap = (uint32_t)cap;
 }
 
 /* A new run of one flit at the tail. */
