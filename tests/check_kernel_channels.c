@@ -191,6 +191,41 @@ START_TEST(test_fifo_same_delta_read_write_and_order)
 }
 END_TEST
 
+/* sim_ring_grow keeps a ring's elements in order whatever its head, wrapped
+ * or not, doubles the capacity, and starts at first_cap. A FIFO model of the
+ * ring (push at head+len, pop at head) is run through many grows with pops
+ * in between, so the head sits everywhere. */
+START_TEST(test_ring_grow_keeps_order)
+{
+    uint32_t *buf = NULL;
+    size_t cap = 0, head = 0, len = 0;
+    uint32_t next_in = 0, next_out = 0;
+    for (int step = 0; step < 5000; step++) {
+        if (len == cap) {
+            const size_t old = cap;
+            buf = sim_ring_grow(buf, sizeof *buf, head, len, &cap, 4);
+            head = 0;
+            ck_assert_uint_eq(cap, old ? 2 * old : 4);
+            for (size_t x = 0; x < len; x++) ck_assert_uint_eq(buf[x], next_out + (uint32_t)x);
+        }
+        buf[(head + len++) & (cap - 1)] = next_in++;
+        if (step % 3 == 2) { /* two pushes per pop: the ring grows, its head moves */
+            ck_assert_uint_eq(buf[head], next_out++);
+            head = (head + 1) & (cap - 1);
+            len--;
+        }
+    }
+    ck_assert_uint_ge(cap, 2048);
+    while (len) {
+        ck_assert_uint_eq(buf[head], next_out++);
+        head = (head + 1) & (cap - 1);
+        len--;
+    }
+    ck_assert_uint_eq(next_out, next_in);
+    free(buf);
+}
+END_TEST
+
 static Suite *channels_suite(void)
 {
     Suite *s = suite_create("channels");
@@ -202,6 +237,9 @@ static Suite *channels_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_fifo_update_semantics);
     tcase_add_test(tc, test_fifo_same_delta_read_write_and_order);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ring");
+    tcase_add_test(tc, test_ring_grow_keeps_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,8 @@
 /* The nvswitch component (see nvswitch.h). */
 #include "models/nvswitch/nvswitch.h"
 
+#include "sim/ring.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +69,7 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             s->impl = s->ls;
         }
     }
-    s->pair = calloc((size_t)s->n * s->n, sizeof *s->pair);
+    s->pair = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->pair);
     if (!s->pair) sim_fatal("out of memory");
     for (int i = 0; i < s->n; i++) {
         s->port[i].sw = s;
@@ -121,30 +123,35 @@ void nvswitch_free(nvswitch *s)
     free(s);
 }
 
-/* A message's flits to present: into cur[i] if the input has none, else
+/* Message m becomes the one input i presents (see nvswitch.in). */
+static inline void stage_present(nvswitch *s, int i, const nvs_stage *m)
+{
+    s->in.in[i].data = m->word - 1;
+    s->in.in[i].dest_mask = m->dest_mask;
+    s->cur_arrive_ps[i] = m->arrive_ps;
+    s->cur_left[i] = m->left;
+}
+
+/* A message's flits to present: at once if the input has none, else
  * queued behind it (arrival order). */
 static void stage_push(nvswitch *s, nvs_port *p, uint64_t word, uint64_t mask, sim_time_ps at, uint32_t flits)
 {
     const nvs_stage m = { word, mask, at, flits };
     if (!(s->stage_mask >> p->idx & 1)) {
-        s->cur[p->idx] = m;
+        stage_present(s, p->idx, &m);
         s->stage_mask |= 1ULL << p->idx;
         return;
     }
     if (p->st_len == p->st_cap) {
-        uint32_t cap = p->st_cap ? 2 * p->st_cap : 64;
-        nvs_stage *ns = malloc(cap * sizeof *ns);
-        if (!ns) sim_fatal("out of memory");
-        for (uint32_t k = 0; k < p->st_len; k++) ns[k] = p->stage[(p->st_head + k) & (p->st_cap - 1)];
-        free(p->stage);
-        p->stage = ns;
+        size_t cap = p->st_cap;
+        p->stage = sim_ring_grow(p->stage, sizeof *p->stage, p->st_head, p->st_len, &cap, 64);
         p->st_head = 0;
-        p->st_cap = cap;
+        p->st_cap = (uint32_t)cap;
     }
     p->stage[(p->st_head + p->st_len++) & (p->st_cap - 1)] = m;
 }
 
-/* Input i presented the last flit of cur[i]: the next queued message takes its place. */
+/* Input i presented the last flit of its message: the next queued one takes its place. */
 static void stage_next(nvswitch *s, int i)
 {
     nvs_port *p = &s->port[i];
@@ -152,7 +159,7 @@ static void stage_next(nvswitch *s, int i)
         s->stage_mask &= ~(1ULL << i);
         return;
     }
-    s->cur[i] = p->stage[p->st_head];
+    stage_present(s, i, &p->stage[p->st_head]);
     p->st_head = (p->st_head + 1) & (p->st_cap - 1);
     p->st_len--;
 }
@@ -160,7 +167,7 @@ static void stage_next(nvswitch *s, int i)
 /* Slots of each credit pool `flits` flits of packet k occupy. */
 static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
 {
-    nvs_pair *pool = &s->pair[p->idx * s->n];
+    nvs_pair *pool = nvs_pair_at(s, p->idx, 0);
     switch (s->credit_mode) {
     case TEP_CREDIT_NONE: break;
     case TEP_CREDIT_PER_DEST:
@@ -195,18 +202,21 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     if (!s->h.active) sim_clock_wake(&s->h);
 }
 
-/* n freed slots of pool `type` at input i: back to the upstream, in batches. */
-static inline void free_slots(nvswitch *s, int i, unsigned type, uint32_t n)
+/* n freed slots of pool `type` at input i: back to the upstream, in
+ * batches of `batch` (the caller's copy of cfg.credit_batch, which the
+ * stores here would otherwise make the compiler reload). */
+static inline void free_slots(nvswitch *s, int i, unsigned type, uint32_t n, uint32_t batch)
 {
-    nvs_port *p = &s->port[i];
-    nvs_pair *pl = &s->pair[i * s->n + (int)type];
-    if (pl->held < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, pl->held);
-    pl->held -= n;
-    pl->pend += n;
+    nvs_pair *pl = nvs_pair_at(s, i, (int)type);
+    const uint32_t held = pl->held, pend = pl->pend + n;
+    if (held < n) sim_fatal("%s: port %d pool %u freed %u slots, holds %u", s->cfg.name, i, type, n, held);
+    pl->held = held - n;
     /* Return when a batch is full, or when nothing more will be freed soon. */
-    if (pl->pend >= (uint32_t)s->cfg.credit_batch || pl->held == 0) {
-        sim_link_return_credits(p->in, type, pl->pend);
+    if (pend >= batch || held == n) {
+        sim_link_return_credits(s->port[i].in, type, pend);
         pl->pend = 0;
+    } else {
+        pl->pend = pend;
     }
 }
 
@@ -223,17 +233,18 @@ static void return_credits(nvswitch *s, const xbar_out *o)
     s->slots_held -= freed;
     if (s->credit_mode == TEP_CREDIT_NONE) return;
     const bool voq_pools = s->credit_mode == TEP_CREDIT_PER_DEST;
+    const uint32_t batch = (uint32_t)s->cfg.credit_batch;
     for (uint64_t m = o->credit; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
-        free_slots(s, i, voq_pools ? o->credit_queue[i] : 0, 1);
+        free_slots(s, i, voq_pools ? o->credit_queue[i] : 0, 1, batch);
     }
     for (int i = 0; extra_any && i < n; i++) {
         uint64_t x = o->credit_extra[i];
         if (!x) continue;
         if (voq_pools)
-            for (; x; x &= x - 1) free_slots(s, i, (unsigned)__builtin_ctzll(x), 1);
+            for (; x; x &= x - 1) free_slots(s, i, (unsigned)__builtin_ctzll(x), 1, batch);
         else
-            free_slots(s, i, 0, (uint32_t)__builtin_popcountll(x));
+            free_slots(s, i, 0, (uint32_t)__builtin_popcountll(x), batch);
     }
 }
 
@@ -264,7 +275,7 @@ static void egress(nvswitch *s, const xbar_out *o)
             sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), flit_bytes);
             continue;
         }
-        uint16_t *c = &s->pair[i * s->n + j].reasm;
+        uint16_t *c = &nvs_pair_at(s, i, j)->reasm;
         if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
         const unsigned nflits = tflit_nflits(word);
         if (++*c == nflits) {
@@ -305,7 +316,7 @@ static void trace_cycle(nvswitch *s)
         v = (uint8_t)((o->credit >> i & 1) || o->credit_extra[i]);
         if (v != p->last_credit) { sim_trace_u64(s->tr, p->tv_credit, v); p->last_credit = v; }
         uint32_t h = 0;
-        for (int t = 0; t < s->n; t++) h += s->pair[i * s->n + t].held;
+        for (int t = 0; t < s->n; t++) h += nvs_pair_at(s, i, t)->held;
         if (h != p->last_held) { sim_trace_u64(s->tr, p->tv_backlog, h); p->last_held = h; }
     }
 }
@@ -323,23 +334,23 @@ static void trace_ingress_label(nvswitch *s, nvs_port *p, uint64_t word)
 }
 
 /* Present at most one flit per input: the oldest that arrived strictly
- * before this edge (so same-time event order cannot matter). */
-static void present(nvswitch *s, sim_time_ps now)
+ * before this edge (so same-time event order cannot matter). Returns the
+ * inputs that presented the last flit of their message: the next one may
+ * take its place only after the core has read this one. */
+static uint64_t present(nvswitch *s, sim_time_ps now)
 {
     const bool tr = s->tr != NULL;
-    uint64_t valid = 0;
+    uint64_t valid = 0, done = 0;
     for (uint64_t m = s->stage_mask; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
-        nvs_stage *e = &s->cur[i];
-        if (e->arrive_ps >= now) continue;
-        valid |= 1ULL << i;
-        s->in.in[i].data = e->word;
-        s->in.in[i].dest_mask = e->dest_mask;
-        if (tr && s->port[i].tv_in_label) trace_ingress_label(s, &s->port[i], e->word);
-        e->word++; /* the next flit of the message */
-        if (!--e->left) stage_next(s, i);
+        if (s->cur_arrive_ps[i] >= now) continue;
+        valid |= m & -m; /* bit i */
+        s->in.in[i].data++; /* the next flit of the message */
+        if (tr && s->port[i].tv_in_label) trace_ingress_label(s, &s->port[i], s->in.in[i].data);
+        if (!--s->cur_left[i]) done |= m & -m;
     }
     s->in.valid = valid;
+    return done;
 }
 
 static bool sw_cycle(void *ctx, uint64_t cycle)
@@ -359,8 +370,9 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         sim_fatal("%s: core at cycle %llu ahead of the clock (%llu)", s->cfg.name, (unsigned long long)s->core_cycles,
                   (unsigned long long)cycle);
     }
-    present(s, now);
+    const uint64_t done = present(s, now);
     step_core(s);
+    for (uint64_t m = done; m; m &= m - 1) stage_next(s, __builtin_ctzll(m));
     const xbar_out *o = &s->out;
     egress(s, o);
     return_credits(s, o);
@@ -371,10 +383,11 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
 uint64_t nvswitch_copies_inside(const nvswitch *s)
 {
     uint64_t c = s->copies_inside; /* staged, queued or in the pipeline */
-    for (int k = 0; k < s->n * s->n; k++) c += s->pair[k].reasm; /* SAF: waiting in egress reassembly */
+    for (int i = 0; i < s->n; i++)
+        for (int t = 0; t < s->n; t++) c += nvs_pair_at(s, i, t)->reasm; /* SAF: waiting in egress reassembly */
     for (int i = 0; i < s->n; i++) {
         const nvs_port *p = &s->port[i];
-        if (s->stage_mask >> i & 1) c += (uint64_t)s->cur[i].left * (uint64_t)__builtin_popcountll(s->cur[i].dest_mask);
+        if (s->stage_mask >> i & 1) c += (uint64_t)s->cur_left[i] * (uint64_t)__builtin_popcountll(s->in.in[i].dest_mask);
         for (uint32_t q = 0; q < p->st_len; q++) {
             const nvs_stage *e = &p->stage[(p->st_head + q) & (p->st_cap - 1)];
             c += (uint64_t)e->left * (uint64_t)__builtin_popcountll(e->dest_mask);

@@ -56,7 +56,7 @@ typedef struct nvs_pair {
 
 typedef struct nvs_port {
     /* what a cycle touches, first and together */
-    nvs_stage *stage;                    /* arrived messages queued behind nvswitch.cur[idx] */
+    nvs_stage *stage;                    /* arrived messages queued behind the one being presented */
     uint32_t st_head, st_len, st_cap;
     int idx;
     sim_link *in, *out;
@@ -80,18 +80,21 @@ typedef struct nvswitch {
     xbar_core *tl;                       /* the C core when one runs (tl, both) */
     sim_clock_handler h;
     uint64_t core_cycles;                /* cycles stepped (catch-up keeps it = clock cycle) */
-    uint64_t stage_mask;                 /* ports with staged flits (cur[i] holds a message) */
+    uint64_t stage_mask;                 /* ports with staged flits (a message being presented) */
     uint64_t copies_inside;              /* copies arrived (staged or presented) and not yet driven */
     uint64_t slots_held;                 /* buffer slots arrived for (staged or written) and not yet freed */
     bool mcast_seen;                     /* a multicast packet arrived: the core may free fan-out read slots */
-    nvs_pair *pair;                      /* pair[i * n + t] */
+    nvs_pair *pair;                      /* nvs_pair_at: rows of XBAR_MAX_PORTS, found without a multiply */
+    /* Per input the message being presented (valid iff its stage_mask bit is
+     * set) lives in place: in.in[i] holds its destinations and the word of
+     * the flit presented last (one less than the next's, until the first is
+     * presented), so presenting a flit is one increment; cur_arrive_ps and
+     * cur_left are the rest of it. Side by side, the per-cycle presentation
+     * reads a few KB, not a port record and a ring line per input. */
     xbar_in in;
     xbar_out out;
-    /* Per input the message being presented (valid iff its stage_mask bit is
-     * set), side by side: the per-cycle presentation reads 2 KB, not one
-     * port record and one staging ring line per input; the ring behind it
-     * is touched once per message. */
-    nvs_stage cur[XBAR_MAX_PORTS];
+    sim_time_ps cur_arrive_ps[XBAR_MAX_PORTS];
+    uint32_t cur_left[XBAR_MAX_PORTS];
     nvs_port port[XBAR_MAX_PORTS];
     sim_trace *tr;
     sim_trace_var tv_matches, tv_copies_out;
@@ -107,5 +110,8 @@ void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out);
 void nvswitch_free(nvswitch *s);
 /* Flit copies inside the switch: staged at inputs, queued, in the pipeline, or in egress reassembly. */
 uint64_t nvswitch_copies_inside(const nvswitch *s);
+
+/* The accounting of pool / reassembly counter t of input i. */
+static inline nvs_pair *nvs_pair_at(const nvswitch *s, int i, int t) { return &s->pair[(size_t)i * XBAR_MAX_PORTS + (size_t)t]; }
 
 #endif

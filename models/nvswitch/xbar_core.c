@@ -6,6 +6,8 @@
  * and then stay). */
 #include "models/nvswitch/xbar_core.h"
 
+#include "sim/ring.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +40,14 @@ typedef struct vq_run {
     uint64_t end;  /* data of the flit after the last */
 } vq_run;
 
+/* The first run is kept in place, next to the bookkeeping: a pop (the
+ * matched VOQs of a cycle are all over the switch, and each was last
+ * touched about N cycles ago) reads one cache line, not two. One line
+ * (64 B, aligned): VOQ (i, j) is found with shifts alone. */
 typedef struct vq {
-    vq_run *buf;
-    uint32_t head, nruns, cap; /* ring of runs; cap is 0 or a power of two */
+    _Alignas(64) vq_run first; /* valid when nruns > 0 */
+    vq_run *rest;              /* ring of the runs behind it */
+    uint32_t rest_head, nruns, cap; /* nruns counts `first`; cap (of rest) is 0 or a power of two */
     uint32_t count;            /* flits */
 } vq;
 
@@ -56,17 +63,21 @@ struct xbar_core {
     uint64_t all;
     xbar_alloc *alloc;
     xq *q;                          /* FIFO: q[i] (NULL with VOQs) */
-    vq *vq;                         /* VOQ: vq[i*n+j] (NULL with FIFOs) */
+    vq *vq;                         /* VOQ: see voq_at (NULL with FIFOs) */
     uint64_t req_in[XBAR_MAX_PORTS];  /* bit j: input i requests output j */
     uint64_t req_out[XBAR_MAX_PORTS]; /* bit i: the same, transposed */
-    uint32_t occ[XBAR_MAX_PORTS];     /* flit copies held per input */
+    uint32_t occ[XBAR_MAX_PORTS];     /* flit copies held per input; kept only with
+                                       * shared=1, the one rule that reads it */
     uint64_t seq[XBAR_MAX_PORTS];     /* presentations per input */
     uint8_t fan_ptr[XBAR_MAX_PORTS];  /* f[j], the fan-out read pointer */
     /* Per input, the VOQ its last presentation went to by the unicast fast
-     * path (NULL after any other presentation) and that flit's data + 1: a
-     * flit continuing it extends the tail run without reading it. */
+     * path (NULL after any other presentation), that flit's data + 1 and its
+     * run: a flit continuing it extends the run without finding it. Only
+     * input i pushes into VOQ (i, j), so nothing else can move that run; a
+     * pop can only empty the queue, which the fast path tests first. */
     vq *push_q[XBAR_MAX_PORTS];
     uint64_t push_next[XBAR_MAX_PORTS];
+    vq_run *push_run[XBAR_MAX_PORTS];
     /* The allocator's matching; entries N..63 stay -1, so the arrays read
      * as masks whole. */
     _Alignas(16) int8_t in_match[XBAR_MAX_PORTS];
@@ -145,10 +156,14 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     c->voq_limit = cfg->queue == XBAR_QUEUE_VOQ && !cfg->shared ? (uint32_t)cfg->depth : 0;
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
-    if (cfg->queue == XBAR_QUEUE_VOQ)
-        c->vq = calloc((size_t)c->n * c->n, sizeof *c->vq);
-    else
+    if (cfg->queue == XBAR_QUEUE_VOQ) {
+        /* aligned_alloc: a vq is over-aligned (a cache line each) */
+        const size_t bytes = (size_t)c->n * XBAR_MAX_PORTS * sizeof *c->vq;
+        c->vq = aligned_alloc(_Alignof(vq), bytes);
+        if (c->vq) memset(c->vq, 0, bytes);
+    } else {
         c->q = calloc((size_t)c->n, sizeof *c->q);
+    }
     c->pipe = calloc((size_t)cfg->latency, sizeof *c->pipe);
     if (!c->alloc || (!c->q && !c->vq) || !c->pipe) {
         xbar_core_free(c);
@@ -163,7 +178,7 @@ void xbar_core_free(xbar_core *c)
     if (c->q)
         for (int k = 0; k < c->n; k++) free(c->q[k].buf);
     if (c->vq)
-        for (int k = 0; k < c->n * c->n; k++) free(c->vq[k].buf);
+        for (int k = 0; k < c->n * XBAR_MAX_PORTS; k++) free(c->vq[k].rest);
     free(c->q);
     free(c->vq);
     free(c->pipe);
@@ -188,14 +203,10 @@ static inline void xq_pop(xq *q)
 
 static void xq_grow(xq *q)
 {
-    uint32_t cap = q->cap ? q->cap * 2 : 4;
-    xq_entry *b = malloc((size_t)cap * sizeof *b);
-    if (!b) abort();
-    for (uint32_t k = 0; k < q->count; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
-    free(q->buf);
-    q->buf = b;
+    size_t cap = q->cap;
+    q->buf = sim_ring_grow(q->buf, sizeof *q->buf, q->head, q->count, &cap, 4);
     q->head = 0;
-    q->cap = cap;
+    q->cap = (uint32_t)cap;
 }
 
 static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
@@ -207,45 +218,60 @@ static inline void xq_push(xq *q, uint64_t data, uint64_t aux)
     q->count++;
 }
 
-static inline const vq_run *vq_head(const vq *q) { return &q->buf[q->head]; }
+/* VOQ (i, j): rows of XBAR_MAX_PORTS whatever N, so no multiply. */
+static inline vq *voq_at(const xbar_core *c, int i, int j) { return &c->vq[(size_t)i * XBAR_MAX_PORTS + (size_t)j]; }
+
+static inline const vq_run *vq_head(const vq *q) { return &q->first; }
+
+/* Run k >= 1 (in the ring behind the first). */
+static inline vq_run *vq_rest_at(const vq *q, uint32_t k) { return &q->rest[(q->rest_head + k - 1) & (q->cap - 1)]; }
 
 /* The last run (the queue holds at least one). */
-static inline vq_run *vq_tail(const vq *q) { return &q->buf[(q->head + q->nruns - 1) & (q->cap - 1)]; }
+static inline vq_run *vq_tail(vq *q) { return q->nruns == 1 ? &q->first : vq_rest_at(q, q->nruns - 1); }
 
-static inline void vq_pop(vq *q)
+/* The first flit leaves. When the run behind moves into place and it is the
+ * one *tail (the pushing input's cached tail run) names, *tail follows it. */
+static inline void vq_pop(vq *q, vq_run **tail)
 {
-    vq_run *r = &q->buf[q->head];
+    vq_run *r = &q->first;
     q->count--;
     if (r->data + 1 != r->end) { /* a longer run gives up its first flit */
         r->data++;
         r->aux += 2;
         return;
     }
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->nruns--;
+    if (--q->nruns) {
+        vq_run *next = &q->rest[q->rest_head];
+        *r = *next;
+        if (*tail == next) *tail = r;
+        q->rest_head = (q->rest_head + 1) & (q->cap - 1);
+    }
 }
 
+/* The ring behind the first run is full. */
 static void vq_grow(vq *q)
 {
-    uint32_t cap = q->cap ? q->cap * 2 : 4;
-    vq_run *b = malloc((size_t)cap * sizeof *b);
-    if (!b) abort();
-    for (uint32_t k = 0; k < q->nruns; k++) b[k] = q->buf[(q->head + k) & (q->cap - 1)];
-    free(q->buf);
-    q->buf = b;
-    q->head = 0;
-    q->cap = cap;
+    size_t cap = q->cap;
+    q->rest = sim_ring_grow(q->rest, sizeof *q->rest, q->rest_head, q->nruns - 1, &cap, 4);
+    q->rest_head = 0;
+    q->cap = (uint32_t)cap;
 }
 
 /* A new run of one flit at the tail. */
-static inline void vq_push_run(vq *q, uint64_t data, uint64_t aux)
+static inline vq_run *vq_push_run(vq *q, uint64_t data, uint64_t aux)
 {
-    if (q->nruns == q->cap) vq_grow(q);
-    vq_run *r = &q->buf[(q->head + q->nruns) & (q->cap - 1)];
+    vq_run *r;
+    if (!q->nruns) {
+        r = &q->first;
+    } else {
+        if (q->nruns - 1 == q->cap) vq_grow(q);
+        r = vq_rest_at(q, q->nruns);
+    }
     r->data = data;
     r->aux = aux;
     r->end = data + 1;
     q->nruns++;
+    return r;
 }
 
 /* Any flit: extends the tail run when it continues it. */
@@ -284,7 +310,7 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         if (voq) {
             for (uint64_t m = cand; m; m &= m - 1) {
                 int i = __builtin_ctzll(m);
-                if (vq_head(&c->vq[i * n + j])->aux == popseq[i]) ok |= 1ULL << i;
+                if (vq_head(voq_at(c, i, j))->aux == popseq[i]) ok |= 1ULL << i;
             }
         } else {
             ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
@@ -294,10 +320,10 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         c->fan_ptr[j] = (uint8_t)(i + 1 == n ? 0 : i + 1);
         c->last_fanout++;
         if (voq) {
-            vq *q = &c->vq[i * n + j];
+            vq *q = voq_at(c, i, j);
             drive(slot, i, j, vq_head(q)->data);
-            vq_pop(q);
-            c->occ[i]--;
+            vq_pop(q, &c->push_run[i]);
+            c->occ[i] -= (uint32_t)c->cfg.shared;
             c->backlog--;
             c->cr_extra[i] |= 1ULL << j;
             c->cr_extra_any = 1;
@@ -317,18 +343,19 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
 
 /* Step 4 for VOQs, the general case (multicast or a shared buffer): one
  * presented flit written into every destination's VOQ (visible from t+1);
- * `s` tags the copies of this presentation. */
-static inline void voq_write(xbar_core *c, int i, uint64_t dm, uint64_t data)
+ * `s` tags the copies of this presentation. Out of line: it is the rare
+ * path, and inlined it costs the unicast loop its registers. */
+static __attribute__((noinline)) void voq_write(xbar_core *c, int i, uint64_t dm, uint64_t data)
 {
-    const int n = c->n;
     const uint64_t s = c->seq[i]++ << 1 | (uint64_t)((dm & (dm - 1)) != 0);
     const uint32_t copies = (s & 1) ? (uint32_t)__builtin_popcountll(dm) : 1;
     c->push_q[i] = NULL;
+    c->push_run[i] = NULL;
     if (c->cfg.depth && c->cfg.shared && c->occ[i] + copies > (uint32_t)c->cfg.depth)
         core_fatal(c, "shared input buffer overflow (upstream ignored credits)", i, -1);
     for (uint64_t d = dm; d; d &= d - 1) {
         int j = __builtin_ctzll(d);
-        vq *q = &c->vq[i * n + j];
+        vq *q = voq_at(c, i, j);
         if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
         if (!q->count) {
             c->req_in[i] |= 1ULL << j;
@@ -336,7 +363,7 @@ static inline void voq_write(xbar_core *c, int i, uint64_t dm, uint64_t data)
         }
         vq_push(q, data, s);
     }
-    c->occ[i] += copies;
+    if (c->cfg.shared) c->occ[i] += copies;
     c->backlog += copies;
 }
 
@@ -351,6 +378,102 @@ static inline uint64_t matched_mask(const int8_t *match, uint64_t all)
     for (int k = 0; k < XBAR_MAX_PORTS; k++) unmatched |= (uint64_t)(match[k] < 0) << k;
 #endif
     return ~unmatched & all;
+}
+
+/* How many matched VOQs ahead the transfer loop prefetches a ring entry. */
+#define PREFETCH_AHEAD 8
+
+/* Steps 3-4 with VOQs. Per matched pair and per presented flit this is the
+ * hot path of a busy switch, so what is the same for every pair is done for
+ * all at once: the matching itself is the per-input credit queue, the
+ * per-output source and the debug match_out (whole-array copies). */
+static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *out, xpipe *slot, uint64_t in_valid,
+                                   uint64_t matched_in, uint64_t matched_out)
+{
+    const int n = c->n;
+    const int8_t *in_match = c->in_match;
+    const uint32_t shared = (uint32_t)c->cfg.shared;
+    uint64_t mc_in = 0;
+    uint64_t popseq[XBAR_MAX_PORTS];
+    /* The matched VOQs are all over the switch, often out of cache: ask for
+     * all of them first so the misses overlap. */
+    vq *mq[XBAR_MAX_PORTS];
+    int nm = 0;
+    for (uint64_t m = matched_in; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        mq[nm] = voq_at(c, i, in_match[i]);
+        __builtin_prefetch(mq[nm++]);
+    }
+    out->match_in = matched_in;
+    memcpy(out->match_out, in_match, (size_t)n);
+    memcpy(c->cr_q, in_match, (size_t)n);     /* a matched input frees a slot of the VOQ it read */
+    memcpy(slot->src, c->out_match, (size_t)n); /* fan-out reads below overwrite their outputs' */
+    /* Step 3: transfer the head flit of every matched VOQ. */
+    int k = 0;
+    for (uint64_t m = matched_in; m; m &= m - 1, k++) {
+        const int i = __builtin_ctzll(m);
+        const int j = in_match[i];
+        vq *q = mq[k];
+        /* A VOQ a few pops ahead whose first run ends with its pop moves the
+         * next run into place from its ring, likely out of cache (with
+         * single-flit runs, every pop): ask for that entry now. */
+        if (k + PREFETCH_AHEAD < nm) {
+            const vq *a = mq[k + PREFETCH_AHEAD];
+            if (a->first.data + 1 == a->first.end && a->nruns > 1) __builtin_prefetch(&a->rest[a->rest_head]);
+        }
+        const vq_run *e = vq_head(q);
+        if (e->aux & 1) { /* a multicast copy: others of it may join below */
+            popseq[i] = e->aux;
+            mc_in |= 1ULL << i;
+        }
+        slot->data[j] = e->data;
+        vq_pop(q, &c->push_run[i]);
+        c->occ[i] -= shared;
+        if (!q->count) {
+            c->req_in[i] &= ~(1ULL << j);
+            c->req_out[j] &= ~(1ULL << i);
+        }
+    }
+    slot->valid |= matched_out;
+    c->cr |= matched_in;
+    c->backlog -= (uint64_t)__builtin_popcountll(matched_in);
+    if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
+    /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
+    const uint64_t not_one_of_all = ~c->all; /* with dm - 1: bits that make dm not a single output */
+    const uint32_t full = c->voq_limit ? c->voq_limit : UINT32_MAX;
+    uint32_t slow_writes = 0;
+    for (uint64_t m = in_valid; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        const xbar_flit *f = &in->in[i];
+        const uint64_t dm = f->dest_mask;
+        if ((dm & ((dm - 1) | not_one_of_all)) || !dm || shared) { /* multicast, a shared buffer, or bad */
+            if (!dm || (dm & not_one_of_all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
+            voq_write(c, i, dm, f->data);
+            slow_writes++;
+            continue;
+        }
+        /* Unicast into a private VOQ: the common case. */
+        const int j = __builtin_ctzll(dm);
+        vq *q = voq_at(c, i, j);
+        const uint32_t count = q->count;
+        if (count >= full) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
+        q->count = count + 1;
+        /* Presentation counts at an input go up by one per presentation, so
+         * only the queue and the data need checking to extend the run. */
+        if (count && q == c->push_q[i] && f->data == c->push_next[i]) {
+            c->push_run[i]->end = f->data + 1;
+        } else {
+            if (!count) {
+                c->req_in[i] |= dm;
+                c->req_out[j] |= 1ULL << i;
+            }
+            c->push_run[i] = vq_push_run(q, f->data, c->seq[i] << 1);
+            c->push_q[i] = q;
+        }
+        c->seq[i]++;
+        c->push_next[i] = f->data + 1;
+    }
+    c->backlog += (uint64_t)__builtin_popcountll(in_valid) - slow_writes; /* voq_write counts its own copies */
 }
 
 void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
@@ -385,81 +508,13 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     uint64_t mc_in = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
     const uint64_t matched_in = matched_mask(in_match, c->all), matched_out = matched_mask(out_match, c->all);
-    /* The head runs about to be read sit in different rings, often out of
-     * cache: ask for all of them first so the misses overlap. */
-    if (voq)
-        for (uint64_t m = matched_in; m; m &= m - 1) {
-            const int i = __builtin_ctzll(m);
-            const vq *q = &c->vq[i * n + in_match[i]];
-            __builtin_prefetch(vq_head(q));
-        }
-    out->match_in = matched_in;
     if (voq) {
-        /* Step 3: transfer the head flit of every matched VOQ. */
-        uint32_t popped = 0;
-        for (uint64_t m = matched_in; m; m &= m - 1) {
-            int i = __builtin_ctzll(m);
-            int j = in_match[i];
-            out->match_out[i] = (uint8_t)j;
-            vq *q = &c->vq[i * n + j];
-            const vq_run *e = vq_head(q);
-            if (e->aux & 1) { /* a multicast copy: others of it may join below */
-                popseq[i] = e->aux;
-                mc_in |= 1ULL << i;
-            }
-            slot->data[j] = e->data;
-            slot->src[j] = (uint8_t)i;
-            vq_pop(q);
-            c->occ[i]--;
-            popped++;
-            c->cr_q[i] = (uint8_t)j;
-            if (!q->count) {
-                c->req_in[i] &= ~(1ULL << j);
-                c->req_out[j] &= ~(1ULL << i);
-            }
-        }
-        slot->valid |= matched_out;
-        c->cr |= matched_in;
-        c->backlog -= popped;
-        if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
-        /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
-        const uint64_t all = c->all;
-        const int fast_ok = !c->cfg.shared;
-        uint32_t fast_pushed = 0;
-        for (uint64_t m = in_valid; m; m &= m - 1) {
-            int i = __builtin_ctzll(m);
-            const xbar_flit *f = &in->in[i];
-            const uint64_t dm = f->dest_mask;
-            if (fast_ok && dm && !(dm & (dm - 1)) && !(dm & ~all)) { /* unicast into a private VOQ: the common case */
-                const int j = __builtin_ctzll(dm);
-                vq *q = &c->vq[i * n + j];
-                if (c->voq_limit && q->count >= c->voq_limit) core_fatal(c, "VOQ overflow (upstream ignored credits)", i, j);
-                if (!q->count) {
-                    c->req_in[i] |= dm;
-                    c->req_out[j] |= 1ULL << i;
-                }
-                /* Presentation counts at an input go up by one per
-                 * presentation, so only the data and the queue need checking. */
-                q->count++;
-                if (q == c->push_q[i] && q->nruns && f->data == c->push_next[i])
-                    vq_tail(q)->end = f->data + 1;
-                else
-                    vq_push_run(q, f->data, c->seq[i] << 1);
-                c->seq[i]++;
-                c->push_q[i] = q;
-                c->push_next[i] = f->data + 1;
-                c->occ[i]++;
-                fast_pushed++;
-            } else {
-                if (!dm || (dm & ~all)) core_fatal(c, "flit with an empty or out-of-range destination mask", i, -1);
-                voq_write(c, i, dm, f->data);
-            }
-        }
-        c->backlog += fast_pushed;
+        voq_transfer_and_write(c, in, out, slot, in_valid, matched_in, matched_out);
         c->t++;
         return;
     }
 
+    out->match_in = matched_in;
     for (uint64_t m = matched_in; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
         int j = in_match[i];
@@ -480,7 +535,6 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         xq *q = &c->q[i];
         if (xq_head(q)->aux) continue;
         xq_pop(q);
-        c->occ[i]--;
         c->backlog--;
         c->cr |= 1ULL << i;
         c->cr_q[i] = 0;
@@ -506,7 +560,6 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
             for (uint64_t d = dm; d; d &= d - 1) c->req_out[__builtin_ctzll(d)] |= 1ULL << i;
         }
         xq_push(q, f->data, dm);
-        c->occ[i]++;
         c->backlog++;
     }
     c->t++;
@@ -532,6 +585,6 @@ uint64_t xbar_core_in_flight(const xbar_core *c)
 
 uint32_t xbar_core_queue_len(const xbar_core *c, int in, int queue)
 {
-    if (c->cfg.queue == XBAR_QUEUE_VOQ) return c->vq[in * c->n + queue].count;
+    if (c->cfg.queue == XBAR_QUEUE_VOQ) return voq_at(c, in, queue)->count;
     return queue == 0 ? c->q[in].count : 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "models/pcie/pcie_port.h"
+#include "sim/ring.h"
 
 /* Per-TLP helpers with several callers, which LTO leaves out of line: a call
  * costs 10-20 instructions of register saves, a few percent of a TLP each. */
@@ -96,19 +97,9 @@ void pcie_pool_free(pcie_pool *pool)
 /* ---- TLP queues --------------------------------------------------------------- */
 static void tlpq_grow(pcie_tlpq *q)
 {
-    size_t ncap = q->cap ? 2 * q->cap : 16;
-    pcie_tlp *nv = malloc(ncap * sizeof *nv);
-    uint64_t *na = malloc(ncap * sizeof *na);
-    if (!nv || !na) sim_fatal("out of memory");
-    for (size_t i = 0; i < q->len; i++) {
-        nv[i] = q->v[(q->head + i) % q->cap];
-        na[i] = q->age[(q->head + i) % q->cap];
-    }
-    free(q->v);
-    free(q->age);
-    q->v = nv;
-    q->age = na;
-    q->cap = ncap;
+    size_t cap_age = q->cap; /* two rings side by side, grown alike */
+    q->v = sim_ring_grow(q->v, sizeof *q->v, q->head, q->len, &q->cap, 16);
+    q->age = sim_ring_grow(q->age, sizeof *q->age, q->head, q->len, &cap_age, 16);
     q->head = 0;
 }
 static inline void tlpq_push(pcie_tlpq *q, const pcie_tlp *t, uint64_t age)
@@ -574,13 +565,7 @@ HOT_INLINE void rx_accept(pcie_port *p, const pcie_tlp *t)
     sim_time_ps start = p->rx_busy_until > now ? p->rx_busy_until : now;
     p->rx_busy_until = start + p->cfg->rx_ps;
     if (p->rxb_len == p->rxb_cap) {
-        size_t ncap = p->rxb_cap ? 2 * p->rxb_cap : 64;
-        pcie_rxent *nb = malloc(ncap * sizeof *nb);
-        if (!nb) sim_fatal("out of memory");
-        for (size_t i = 0; i < p->rxb_len; i++) nb[i] = p->rxb[(p->rxb_head + i) % p->rxb_cap];
-        free(p->rxb);
-        p->rxb = nb;
-        p->rxb_cap = ncap;
+        p->rxb = sim_ring_grow(p->rxb, sizeof *p->rxb, p->rxb_head, p->rxb_len, &p->rxb_cap, 64);
         p->rxb_head = 0;
     }
     size_t slot = p->rxb_head + p->rxb_len;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "models/pcie/pcie_port.h"
+#include "sim/ring.h"
 
 #define XFER_RING 1024u          /* read transfers in flight (<= tags + 1) */
 #define TL_QUEUE_DEPTH 2u        /* DMA engine keeps its TL queue this shallow (TLPs made just in time) */
@@ -254,13 +255,7 @@ static void cpl_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
 static __attribute__((noinline)) void cpl_accept_read(pcie_sys *s, const pcie_tlp *t, sim_time_ps now)
 {
     if (s->pend_len == s->pend_cap) {
-        size_t ncap = s->pend_cap ? 2 * s->pend_cap : 64;
-        pend_rd *nb = malloc(ncap * sizeof *nb);
-        if (!nb) sim_fatal("out of memory");
-        for (size_t i = 0; i < s->pend_len; i++) nb[i] = s->pend[(s->pend_head + i) % s->pend_cap];
-        free(s->pend);
-        s->pend = nb;
-        s->pend_cap = ncap;
+        s->pend = sim_ring_grow(s->pend, sizeof *s->pend, s->pend_head, s->pend_len, &s->pend_cap, 64);
         s->pend_head = 0;
     }
     pend_rd *e = &s->pend[(s->pend_head + s->pend_len) % s->pend_cap];
