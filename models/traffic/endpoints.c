@@ -1,5 +1,6 @@
 /* Endpoints: sources and sinks around a switch (see endpoints.h). */
 #include "models/traffic/endpoints.h"
+#include "sim/ring.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -119,14 +120,10 @@ static void queue_push(tep_queue *r, const tep_qent *v)
     }
     const uint32_t in_rest = r->len - 1;
     if (in_rest == r->cap) {
-        uint32_t cap = r->cap ? 2 * r->cap : 16;
-        tep_qent *nb = malloc(cap * sizeof *nb);
-        if (!nb) sim_fatal("out of memory");
-        for (uint32_t k = 0; k < in_rest; k++) nb[k] = r->rest[(r->rest_head + k) & (r->cap - 1)];
-        free(r->rest);
-        r->rest = nb;
+        size_t cap = r->cap;
+        r->rest = sim_ring_grow(r->rest, sizeof *r->rest, r->rest_head, in_rest, &cap, 16);
         r->rest_head = 0;
-        r->cap = cap;
+        r->cap = (uint32_t)cap;
     }
     r->rest[(r->rest_head + in_rest) & (r->cap - 1)] = *v;
     r->len++;
