@@ -1,22 +1,9 @@
 #include "sim/link.h"
+#include "sim/ring.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-/* Rings double from 16, so their capacity is a power of two (index by mask). */
-static void *ring_grow(void *buf, size_t *cap, size_t head, size_t len, size_t elem)
-{
-    size_t ncap = *cap ? 2 * *cap : 16;
-    unsigned char *nb = malloc(ncap * elem);
-    if (!nb) sim_fatal("out of memory");
-    for (size_t i = 0; i < len; i++)
-        memcpy(nb + i * elem, (unsigned char *)buf + ((head + i) & (*cap - 1)) * elem, elem);
-    free(buf);
-    *cap = ncap;
-    return nb;
-}
 
 /* Hands the oldest message to the receiver (it has arrived). */
 static void deliver_head(sim_link *l)
@@ -24,10 +11,9 @@ static void deliver_head(sim_link *l)
     sim_link_msg m = l->q[l->q_head];
     l->q_head = (l->q_head + 1) & (l->q_cap - 1);
     l->q_len--;
-    if (m.seq != l->next_deliver_seq)
+    if (m.seq != l->msgs_delivered)
         sim_fatal("link %s: message %" PRIu64 " delivered out of order (expected %" PRIu64 ")", l->cfg.name, m.seq,
-                  l->next_deliver_seq);
-    l->next_deliver_seq++;
+                  l->msgs_delivered);
     l->msgs_delivered++;
     l->bytes_delivered += m.bytes;
     if (l->traced && l->tv_rx) {
@@ -258,14 +244,14 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
     l->busy_done_ps = done;
     sim_time_ps arrive = done + l->cfg.latency_ps;
     if (l->q_len == l->q_cap) {
-        l->q = ring_grow(l->q, &l->q_cap, l->q_head, l->q_len, sizeof *l->q);
+        l->q = sim_ring_grow(l->q, sizeof *l->q, l->q_head, l->q_len, &l->q_cap, 16);
         l->q_head = 0;
     }
     sim_link_msg *m = &l->q[(l->q_head + l->q_len) & (l->q_cap - 1)];
     m->arrive_ps = arrive;
     m->msg = msg;
     m->bytes = bytes;
-    m->seq = l->next_seq++;
+    m->seq = l->msgs_sent;
     m->deferrable = l->deferrable && l->deferrable(l->recv_ctx, l, msg);
     l->q_len++;
     /* Arrivals are in send order: an armed event covers every later message.
@@ -327,7 +313,7 @@ void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
     }
     sim_time_ps now = sim_now(l->k);
     if (l->cq_len == l->cq_cap) {
-        l->cq = ring_grow(l->cq, &l->cq_cap, l->cq_head, l->cq_len, sizeof *l->cq);
+        l->cq = sim_ring_grow(l->cq, sizeof *l->cq, l->cq_head, l->cq_len, &l->cq_cap, 16);
         l->cq_head = 0;
     }
     sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) & (l->cq_cap - 1)];

@@ -67,7 +67,7 @@ struct sim_link {
     uint32_t busy_until_frac;
     sim_time_ps busy_done_ps;        /* end of the last transmission, whole ps (for busy time) */
     uint64_t busy_ps;                /* summed serialisation time since the stats reset, including queued wire time ahead of now */
-    uint64_t msgs_sent, bytes_sent, next_seq;
+    uint64_t msgs_sent, bytes_sent;  /* msgs_sent: also the sequence number of the next message */
     bool stalled;
     bool traced;                     /* sim_link_trace was called (the tv_* below are set) */
     /* in flight, FIFO rings */
@@ -81,7 +81,7 @@ struct sim_link {
     sim_link_recv_fn recv;
     void *recv_ctx;
     sim_time_ps arrival_ps;          /* arrival time of the message being delivered */
-    uint64_t msgs_delivered, bytes_delivered, next_deliver_seq;
+    uint64_t msgs_delivered, bytes_delivered; /* msgs_delivered: the sequence number due next */
     /* credits on their way back, and the sender's callback */
     sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
     sim_link_credit_fn on_credit;

@@ -291,6 +291,34 @@ START_TEST(test_immediate_cancels_pending_delta)
 }
 END_TEST
 
+/* An event nobody waits on (a link's credit_returned in most models): an
+ * immediate notification wakes nobody and takes the kernel's short way out,
+ * but still cancels a pending notification, timed or delta. */
+static void notify_unwatched(lproc *lp)
+{
+    (void)lp;
+    sim_event_notify_delta(&ev_b);
+    sim_event_notify(&ev_b);
+    ck_assert(!sim_event_pending(&ev_b));
+    sim_event_notify(&ev_b);
+}
+
+START_TEST(test_immediate_without_waiters)
+{
+    lproc n;
+    sim_event_init(&ev_a, k, "a");
+    sim_event_init(&ev_b, k, "b");
+    sim_event_notify(&ev_a);                            /* before the start, not pending: nothing at all */
+    ck_assert(!sim_event_pending(&ev_a));
+    sim_event_notify_at(&ev_a, SIM_NS(10));
+    sim_event_notify(&ev_a);
+    ck_assert(!sim_event_pending(&ev_a));
+    lproc_init(&n, "n", true, notify_unwatched, NULL);
+    ck_assert_uint_eq(sim_run(k, SIM_TIME_MAX), 0);     /* the 10 ns notification was cancelled */
+    ck_assert_str_eq(log_str_delta(), "n@0/0");
+}
+END_TEST
+
 /* ---------------------------------------------------------------- cancel */
 
 START_TEST(test_cancel_delta_and_timed)
@@ -1044,6 +1072,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_immediate_notify_same_evaluate);
     tcase_add_test(tc, test_immediate_cancels_pending);
     tcase_add_test(tc, test_immediate_cancels_pending_delta);
+    tcase_add_test(tc, test_immediate_without_waiters);
     tcase_add_test(tc, test_cancel_delta_and_timed);
     tcase_add_test(tc, test_renotify_after_cancel_fires_once);
     tcase_add_test(tc, test_renotify_same_time_goes_behind);

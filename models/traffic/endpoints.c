@@ -1,5 +1,6 @@
 /* Endpoints: sources and sinks around a switch (see endpoints.h). */
 #include "models/traffic/endpoints.h"
+#include "sim/ring.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,16 +65,24 @@ static void wake(tep *e, int i)
     e->wake_mask |= 1ULL << i;
 }
 
+/* Credits a unicast queue's head packet needs to go (store-and-forward: the
+ * whole packet, else its next flit). */
+static inline uint32_t head_need(const tep *e, const tep_port *p, unsigned qi)
+{
+    return e->cfg.saf ? p->head_flits[qi] : 1;
+}
+
 /* Credits came back: a source waiting for them looks again at the next edge.
  * Any other source already acts at the first cycle the credits could matter
- * to it (its wire free, or its next arrival), so it is left alone. */
+ * to it (its wire free, or its next arrival), so it is left alone. The queues
+ * the pool serves may go again (pick_queue asks the link again). */
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
 {
     (void)l;
-    (void)type;
     (void)credits;
     tep_port *p = ctx;
     tep *e = p->owner;
+    p->stuck_mask &= e->cfg.credit_mode == TEP_CREDIT_PER_DEST ? ~(1ULL << type) : 0;
     if (e->blocked_mask >> p->idx & 1) wake(e, p->idx);
 }
 
@@ -111,14 +120,10 @@ static void queue_push(tep_queue *r, const tep_qent *v)
     }
     const uint32_t in_rest = r->len - 1;
     if (in_rest == r->cap) {
-        uint32_t cap = r->cap ? 2 * r->cap : 16;
-        tep_qent *nb = malloc(cap * sizeof *nb);
-        if (!nb) sim_fatal("out of memory");
-        for (uint32_t k = 0; k < in_rest; k++) nb[k] = r->rest[(r->rest_head + k) & (r->cap - 1)];
-        free(r->rest);
-        r->rest = nb;
+        size_t cap = r->cap;
+        r->rest = sim_ring_grow(r->rest, sizeof *r->rest, r->rest_head, in_rest, &cap, 16);
         r->rest_head = 0;
-        r->cap = cap;
+        r->cap = (uint32_t)cap;
     }
     r->rest[(r->rest_head + in_rest) & (r->cap - 1)] = *v;
     r->len++;
@@ -242,6 +247,13 @@ static void send_spending(tep *e, sim_link *l, uint64_t mask, uint32_t n, void *
     if (!ok) sim_fatal("endpoint: credits checked but not available");
 }
 
+/* Whether the multicast queue's head packet (or its next flit) can go. */
+static bool mcast_can_go(const tep *e, tep_port *p)
+{
+    const tep_qent *q = queue_first(&p->q[TEP_MCAST_Q]);
+    return credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : 1);
+}
+
 /* Round-robin over non-empty source queues starting at p->rr (the multicast
  * queue sits at position TEP_MCAST_Q): the first whose head can go. */
 static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
@@ -258,15 +270,15 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
     uint64_t lo = p->q_mask & ~hi;
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 1) {
-            if (!mc) continue;
-            const tep_qent *q = queue_first(&p->q[TEP_MCAST_Q]);
-            if (credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : 1)) return TEP_MCAST_Q;
+            if (mc && mcast_can_go(e, p)) return TEP_MCAST_Q;
             continue;
         }
-        for (uint64_t m = pass == 0 ? hi : lo; m; m &= m - 1) {
+        /* a queue found stuck stays so until its pool gets credits back (its
+         * head cannot leave before: it goes only when picked) */
+        for (uint64_t m = (pass == 0 ? hi : lo) & ~p->stuck_mask; m; m &= m - 1) {
             int qi = __builtin_ctzll(m);
             /* a unicast queue: one destination pool (or the input's pool) decides */
-            uint32_t need = e->cfg.saf ? p->head_flits[qi] : 1;
+            uint32_t need = head_need(e, p, (unsigned)qi);
             bool ok;
             switch (e->cfg.credit_mode) {
             case TEP_CREDIT_NONE: ok = true; break;
@@ -274,6 +286,7 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
             default: ok = sim_link_can_send(p->tx, 0, need); break;
             }
             if (ok) return qi;
+            p->stuck_mask |= 1ULL << qi;
         }
     }
     return -1;
@@ -287,6 +300,16 @@ static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p)
     double u = 1.0 - sim_rng_double(r); /* (0, 1] */
     double g = floor(log(u) / log1m_p);
     return g > 1e15 ? (uint64_t)1e15 : (uint64_t)g;
+}
+
+/* Cycles from an edge to the first edge at or after `ps` later. */
+static inline uint64_t wire_cycles(tep *e, sim_time_ps ps)
+{
+    if (ps != e->wire_ps) {
+        e->wire_ps = ps;
+        e->wire_cycles = (ps + e->h.dom->period_ps - 1) / e->h.dom->period_ps;
+    }
+    return e->wire_cycles;
 }
 
 /* What a source's cycle ended with. */
@@ -333,6 +356,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     tmsg *m = tmsg_alloc(e->mp, q->id, first, count);
     send_spending(e, p->tx, mask, count, m, count * (uint32_t)e->cfg.flit_bytes);
     p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
+    p->tx_free_cycle = cycle + wire_cycles(e, p->tx_free_ps - now);
     uint64_t copies = (uint64_t)count * tpkt_dest_count(mask);
     e->copies_sent += copies;
     for (uint64_t d = mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
@@ -436,11 +460,7 @@ static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool b
     if (p->msg) due = cycle + 1;
     if (work && e->sending && !blocked) {
         uint64_t ready = cycle + 1;
-        if (p->tx_free_ps > now) { /* the first edge at or after the wire is free */
-            const sim_clock_domain *d = e->h.dom;
-            sim_time_ps t = p->tx_free_ps > d->phase_ps ? p->tx_free_ps - d->phase_ps : 0;
-            ready = (t + d->period_ps - 1) / d->period_ps;
-        }
+        if (p->tx_free_ps > now) ready = p->tx_free_cycle; /* the first edge at or after the wire is free */
         if (ready < due) due = ready;
     }
     file_due(e, p->idx, due, cycle);

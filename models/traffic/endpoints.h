@@ -94,11 +94,14 @@ typedef struct tep_port {
     int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
     unsigned cur_flit;          /* wormhole: next flit of that packet */
     uint64_t q_mask;            /* non-empty destination queues */
+    uint64_t stuck_mask;        /* destination queues whose head packet was found short of credits
+                                 * since their pool last got some back (a subset of those that are) */
     uint32_t queued;            /* packets in the source queues (a partly sent one included) */
     uint32_t next_id;
     uint64_t next_seq;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
+    uint64_t tx_free_cycle;     /* the first cycle whose edge is at or after tx_free_ps */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
     uint32_t msg_queued;        /* message packets cut and not yet sent */
@@ -144,6 +147,8 @@ typedef struct tep {
     bool stop_when_drained;     /* sim_stop once every copy sent has been delivered */
     double p_packet;
     double log1m_p_packet;      /* log1p(-p_packet), for the geometric gaps */
+    sim_time_ps wire_ps;        /* the last wire time a send took, and in whole cycles, rounded up */
+    uint64_t wire_cycles;       /* (sends are mostly of one size: no division per send) */
     uint64_t work_mask;         /* ports with packets queued or one partly sent */
     uint64_t blocked_mask;      /* ports whose sending waits for credits (woken by their return) */
     /* totals */
