@@ -380,9 +380,6 @@ static inline uint64_t matched_mask(const int8_t *match, uint64_t all)
     return ~unmatched & all;
 }
 
-/* How many matched VOQs ahead the transfer loop prefetches a ring entry. */
-#define PREFETCH_AHEAD 8
-
 /* Steps 3-4 with VOQs. Per matched pair and per presented flit this is the
  * hot path of a busy switch, so what is the same for every pair is done for
  * all at once: the matching itself is the per-input credit queue, the
@@ -397,30 +394,19 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
     uint64_t popseq[XBAR_MAX_PORTS];
     /* The matched VOQs are all over the switch, often out of cache: ask for
      * all of them first so the misses overlap. */
-    vq *mq[XBAR_MAX_PORTS];
-    int nm = 0;
     for (uint64_t m = matched_in; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
-        mq[nm] = voq_at(c, i, in_match[i]);
-        __builtin_prefetch(mq[nm++]);
+        __builtin_prefetch(voq_at(c, i, in_match[i]));
     }
     out->match_in = matched_in;
     memcpy(out->match_out, in_match, (size_t)n);
     memcpy(c->cr_q, in_match, (size_t)n);     /* a matched input frees a slot of the VOQ it read */
     memcpy(slot->src, c->out_match, (size_t)n); /* fan-out reads below overwrite their outputs' */
     /* Step 3: transfer the head flit of every matched VOQ. */
-    int k = 0;
-    for (uint64_t m = matched_in; m; m &= m - 1, k++) {
+    for (uint64_t m = matched_in; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
         const int j = in_match[i];
-        vq *q = mq[k];
-        /* A VOQ a few pops ahead whose first run ends with its pop moves the
-         * next run into place from its ring, likely out of cache (with
-         * single-flit runs, every pop): ask for that entry now. */
-        if (k + PREFETCH_AHEAD < nm) {
-            const vq *a = mq[k + PREFETCH_AHEAD];
-            if (a->first.data + 1 == a->first.end && a->nruns > 1) __builtin_prefetch(&a->rest[a->rest_head]);
-        }
+        vq *q = voq_at(c, i, j);
         const vq_run *e = vq_head(q);
         if (e->aux & 1) { /* a multicast copy: others of it may join below */
             popseq[i] = e->aux;
