@@ -757,6 +757,47 @@ START_TEST(test_callbacks_ordered_with_events)
 }
 END_TEST
 
+/* The timed queue keeps near times (about 32 ns ahead) in a calendar and far
+ * ones in a heap (kernel.c). A time first notified far ahead and notified
+ * again once near is still one time, in notification order; near times that
+ * share a calendar bucket fire in time order whatever order they came in. */
+static sim_event ev_e, ev_f;
+static void notify_near(lproc *lp)
+{
+    (void)lp;
+    sim_event_notify_at(&ev_d, SIM_NS(10));            /* 100 ns: the heap's slot, after a */
+    sim_event_notify_at(&ev_e, SIM_NS(10) + 30);       /* 100.030 ns: calendar */
+    sim_event_notify_at(&ev_f, SIM_NS(10) + 20);       /* 100.020 ns: the same 128 ps bucket, earlier */
+}
+
+START_TEST(test_near_and_far_times)
+{
+    lproc n, pe, pf;
+    four_watchers();
+    sim_event_init(&ev_e, k, "e");
+    sim_event_init(&ev_f, k, "f");
+    lproc_init(&pe, "e", false, NULL, NULL);
+    sim_sensitive(&pe.p, &ev_e);
+    lproc_init(&pf, "f", false, NULL, NULL);
+    sim_sensitive(&pf.p, &ev_f);
+    lproc_init(&n, "n", false, notify_near, NULL);
+    sim_sensitive(&n.p, &ev_b);
+    sim_event_notify_at(&ev_a, SIM_NS(100));
+    sim_event_notify_at(&ev_c, SIM_NS(100) + 50);
+    sim_event_notify_at(&ev_b, SIM_NS(90));
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "b@90000 n@90000 a@100000 d@100000 f@100020 e@100030 c@100050");
+    /* the other way round: near first, then far notifications for the same and later times */
+    log_reset();
+    sim_event_notify_at(&ev_a, SIM_NS(1));
+    sim_schedule_callback(k, SIM_NS(1), 0, cb_log, "cb", 0);
+    sim_event_notify_at(&ev_c, SIM_NS(1000));
+    sim_event_notify_at(&ev_d, SIM_NS(1));
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "cb@101050 a@101050 d@101050 c@1100050");
+}
+END_TEST
+
 static uint64_t hook_times[8];
 static unsigned hook_n;
 static void time_hook(void *ctx, sim_time_ps now)
@@ -1110,6 +1151,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_stop_finishes_delta);
     tcase_add_test(tc, test_stop_from_timed_callback);
     tcase_add_test(tc, test_time_hook_once_per_timestep);
+    tcase_add_test(tc, test_near_and_far_times);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("random");
