@@ -660,7 +660,7 @@ void sim_event_notify(sim_event *e)
     /* Immediate: cancels any pending notification and triggers now (SystemC).
      * The running process is not re-triggered by its own notification: it is
      * marked queued for the moment, so the trigger passes it over. */
-    if (!e->pending && !e->sens1 && !e->has_more) return;   /* nothing to cancel, nobody to wake (e.g. a link's credit_returned) */
+    if (!e->pending && !sim_event_has_waiters(e)) return;   /* nothing to cancel, nobody to wake (e.g. a link's credit_returned) */
     sim_kernel *k = e->k;
     fuse_settle(k);
     if (e->pending) sim_event_cancel(e);
