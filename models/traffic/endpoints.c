@@ -338,7 +338,7 @@ enum { TEP_IDLE = 0, TEP_BUSY, TEP_BLOCKED };
  * the handler on); TEP_BLOCKED if they wait for credits. */
 static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
 {
-    if (bernoulli_on(e, p)) make_arrivals(e, p, cycle);
+    if (bernoulli_on(e, p) && p->next_arrival <= cycle) make_arrivals(e, p, cycle);
     if (p->msg && e->sending && p->msg_queued == 0) { /* cut the message lazily: one packet ahead */
         uint32_t payload;
         uint64_t mask;
