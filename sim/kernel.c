@@ -340,6 +340,15 @@ static inline time_slot *queue_top(const sim_kernel *k)
     return c;
 }
 
+/* The slot for now, or NULL: as now is the earliest time, it heads now's
+ * calendar bucket or the heap. (A callback may make one while its slot fires.) */
+static inline time_slot *slot_at_now(const sim_kernel *k)
+{
+    time_slot *c = k->cal[(size_t)(k->now >> CAL_SHIFT) & (CAL_BUCKETS - 1)];
+    if (c->t == k->now) return c;
+    return k->heap_len && k->heap[0]->t == k->now ? k->heap[0] : NULL;
+}
+
 /* Takes `top` (queue_top's answer) out of the queue. */
 static void queue_take(sim_kernel *k, time_slot *top)
 {
@@ -1023,7 +1032,7 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
         k->now = t;
         if (k->time_hook) k->time_hook(k->time_hook_ctx, t);
         do fire_slot(k, top);   /* then any slot a callback made for now */
-        while ((top = queue_top(k)) && top->t == t);
+        while ((top = slot_at_now(k)));
         /* a stop from a timed-phase callback: finish this time's deltas, then return */
         if (k->stop_requested && !(k->run_head || k->fuse_rest || k->upd_head || k->delta_head)) return k->now;
     }
