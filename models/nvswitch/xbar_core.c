@@ -6,6 +6,7 @@
  * and then stay). */
 #include "models/nvswitch/xbar_core.h"
 
+#include "sim/alloc.h"
 #include "sim/ring.h"
 
 #include <stdio.h>
@@ -166,10 +167,7 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
     if (cfg->queue == XBAR_QUEUE_VOQ) {
-        /* aligned_alloc: a vq is over-aligned (a cache line each) */
-        const size_t bytes = (size_t)c->n * XBAR_MAX_PORTS * sizeof *c->vq;
-        c->vq = aligned_alloc(_Alignof(vq), bytes);
-        if (c->vq) memset(c->vq, 0, bytes);
+        c->vq = sim_zalloc_aligned(_Alignof(vq), (size_t)c->n * XBAR_MAX_PORTS * sizeof *c->vq); /* a line each */
     } else {
         c->q = calloc((size_t)c->n, sizeof *c->q);
     }
