@@ -479,12 +479,13 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
         }
         slot->data[j] = e->data;
         vq_pop(q, &c->push_run[i]);
-        c->occ[i] -= shared;
         if (!q->count) {
             c->req_in[i] &= ~(1ULL << j);
             c->req_out[j] &= ~(1ULL << i);
         }
     }
+    if (shared)
+        for (uint64_t m = matched_in; m; m &= m - 1) c->occ[__builtin_ctzll(m)]--;
     slot->valid |= matched_out;
     c->cr |= matched_in;
     c->backlog -= (uint64_t)__builtin_popcountll(matched_in);
