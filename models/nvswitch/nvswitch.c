@@ -256,34 +256,53 @@ static void trace_egress_label(nvswitch *s, nvs_port *p, uint64_t word)
     sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
 }
 
+static _Noreturn void egress_fatal(const nvswitch *s, int i, int j, uint64_t word, unsigned expect)
+{
+    if (tflit_src(word) != (unsigned)i)
+        sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
+    sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, tflit_index(word), i, expect);
+}
+
+/* Store-and-forward: flits of one (input, output) pair arrive in order, so
+ * a counter per pair reassembles the packet, and the whole packet goes down
+ * the output link as one message with its last flit. */
+static inline void reassemble(nvswitch *s, nvs_pair *pair, int i, int j, uint64_t word)
+{
+    nvs_pair *pp = &pair[(size_t)i * XBAR_MAX_PORTS + (size_t)j];
+    const unsigned f = pp->reasm, nflits = tflit_nflits(word);
+    if (tflit_src_index(word) != tflit_src_index_of((unsigned)i, f)) egress_fatal(s, i, j, word, f);
+    if (f + 1 < nflits) {
+        pp->reasm = (uint16_t)(f + 1);
+        return;
+    }
+    pp->reasm = 0;
+    sim_link_send(s->port[j].out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
+}
+
 /* The flits the core drives this cycle go down the output links: wormhole,
- * one message per flit; store-and-forward, flits of one (input, output) pair
- * arrive in order, so a counter per pair reassembles the packet and the
- * whole packet then goes down the output link as one message. */
+ * one message per flit; store-and-forward, whole packets (reassemble). */
 static void egress(nvswitch *s, const xbar_out *o)
 {
-    const bool saf = s->cfg.saf, tr = s->tr != NULL;
-    const uint32_t flit_bytes = (uint32_t)s->cfg.flit_bytes;
     s->copies_inside -= (uint64_t)__builtin_popcountll(o->valid);
+    nvs_pair *const pair = s->pair;
+    if (s->cfg.saf && !s->tr) { /* the busy case, in a loop of its own */
+        for (uint64_t m = o->valid; m; m &= m - 1) {
+            const int j = __builtin_ctzll(m);
+            reassemble(s, pair, o->out_src[j], j, o->out_data[j]);
+        }
+        return;
+    }
     for (uint64_t m = o->valid; m; m &= m - 1) {
         const int j = __builtin_ctzll(m), i = o->out_src[j];
         const uint64_t word = o->out_data[j];
         nvs_port *p = &s->port[j];
-        const unsigned f = tflit_index(word);
-        if (tflit_src(word) != (unsigned)i)
-            sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
-        if (tr && p->tv_out_label) trace_egress_label(s, p, word);
-        if (!saf) {
-            sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), flit_bytes);
+        if (s->tr && p->tv_out_label) trace_egress_label(s, p, word);
+        if (s->cfg.saf) {
+            reassemble(s, pair, i, j, word);
             continue;
         }
-        uint16_t *c = &nvs_pair_at(s, i, j)->reasm;
-        if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
-        const unsigned nflits = tflit_nflits(word);
-        if (++*c == nflits) {
-            *c = 0;
-            sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * flit_bytes);
-        }
+        if (tflit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
+        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), tflit_index(word), 1), (uint32_t)s->cfg.flit_bytes);
     }
 }
 
