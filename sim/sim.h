@@ -9,6 +9,7 @@
 #include "sim/stats.h"
 #include "sim/trace.h"
 #include "sim/rng.h"
+#include "sim/alloc.h"
 #include "sim/ring.h"
 #include "sim/params.h"
 #include "sim/report.h"

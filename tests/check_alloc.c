@@ -7,6 +7,7 @@
 #include "sim/rng.h"
 
 #include <check.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -452,6 +453,115 @@ START_TEST(conservation_all_configs)
 }
 END_TEST
 
+/* Presentation runs: a core handed whole packets with
+ * xbar_core_present_run must drive exactly what a core handed the same
+ * flits one per cycle drives, every cycle, and report the same queue
+ * lengths. Packets reserve their credits whole (as store-and-forward
+ * upstreams do) or flit by flit (then they are presented per flit to both);
+ * multicast and over-long runs are refused and presented per flit. */
+static void runs_vs_flits(int n, xbar_alloc_kind ak, int depth, int L, int fan, double mcast_p, uint64_t seed)
+{
+    xbar_core *a = core_make(n, XBAR_QUEUE_VOQ, ak, 1 + (int)(seed % 3), depth, L, fan, XBAR_INJECT_NONE);
+    xbar_core *b = core_make(n, XBAR_QUEUE_VOQ, ak, 1 + (int)(seed % 3), depth, L, fan, XBAR_INJECT_NONE);
+    int credits[64][64];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) credits[i][j] = depth ? depth : 1 << 30;
+    uint64_t pkt_dm[64] = { 0 }, data[64] = { 0 };
+    int pkt_left[64] = { 0 }, whole[64] = { 0 }, started[64] = { 0 };
+    for (int i = 0; i < n; i++) data[i] = (uint64_t)i << 40;
+    sim_rng r;
+    sim_rng_seed(&r, seed);
+    xbar_in ia, ib;
+    xbar_out oa, ob;
+    memset(&ia, 0, sizeof ia);
+    memset(&ib, 0, sizeof ib);
+    const int cycles = 2500;
+    long runs = 0;
+    for (int t = 0; t < cycles || xbar_core_backlog(a) || xbar_core_in_flight(a); t++) {
+        REQUIRE(t < 100000, "no drain");
+        ia.valid = ib.valid = 0;
+        for (int i = 0; i < n; i++) {
+            if (!pkt_left[i]) { /* a new packet, maybe */
+                if (t >= cycles || !sim_rng_bernoulli(&r, 0.5)) continue;
+                pkt_dm[i] = sim_rng_bernoulli(&r, mcast_p) ? (sim_rng_u64(&r) & xbar_mask_all(n)) | 1 : 1ULL << sim_rng_below(&r, (uint64_t)n);
+                pkt_left[i] = 1 + (int)sim_rng_below(&r, 20);
+                whole[i] = sim_rng_bernoulli(&r, 0.7);
+                started[i] = 0;
+                if (sim_rng_bernoulli(&r, 0.5)) data[i] = (uint64_t)i << 40 | sim_rng_u64(&r) >> 30; /* else continues the last */
+            }
+            const uint64_t dm = pkt_dm[i];
+            const int need = whole[i] ? (started[i] ? 0 : pkt_left[i]) : 1;
+            int ok = 1;
+            for (uint64_t d = dm; d; d &= d - 1) ok &= credits[i][__builtin_ctzll(d)] >= need;
+            if (!ok) continue;
+            for (uint64_t d = dm; d; d &= d - 1) credits[i][__builtin_ctzll(d)] -= need;
+            ia.valid |= 1ULL << i;
+            ia.in[i].data = data[i];
+            ia.in[i].dest_mask = dm;
+            if (!started[i] && whole[i] && xbar_core_present_run(b, i, data[i], dm, (uint32_t)pkt_left[i])) {
+                started[i] = 2; /* b has the rest */
+                runs++;
+            } else if (started[i] != 2) {
+                ib.valid |= 1ULL << i;
+                ib.in[i] = ia.in[i];
+            }
+            if (!started[i]) started[i] = 1;
+            data[i]++;
+            pkt_left[i]--;
+        }
+        xbar_core_step(a, &ia, &oa);
+        xbar_core_step(b, &ib, &ob);
+        REQUIRE(oa.valid == ob.valid && oa.credit == ob.credit && oa.match_in == ob.match_in, "cycle %d: outputs differ", t);
+        for (uint64_t m = oa.valid; m; m &= m - 1) {
+            const int j = __builtin_ctzll(m);
+            REQUIRE(oa.out_data[j] == ob.out_data[j] && oa.out_src[j] == ob.out_src[j], "cycle %d: output %d differs", t, j);
+        }
+        for (uint64_t m = oa.credit; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m);
+            REQUIRE(oa.credit_queue[i] == ob.credit_queue[i], "cycle %d: credit queue of input %d differs", t, i);
+            credits[i][oa.credit_queue[i]]++;
+        }
+        for (int i = 0; i < n; i++) {
+            REQUIRE(oa.credit_extra[i] == ob.credit_extra[i], "cycle %d: credit_extra of input %d differs", t, i);
+            for (uint64_t d = oa.credit_extra[i]; d; d &= d - 1) credits[i][__builtin_ctzll(d)]++;
+            for (int j = 0; j < n; j++)
+                REQUIRE(xbar_core_queue_len(a, i, j) == xbar_core_queue_len(b, i, j), "cycle %d: VOQ %d,%d length differs", t, i, j);
+        }
+        REQUIRE(xbar_core_backlog(a) == xbar_core_backlog(b), "cycle %d: backlog differs", t);
+    }
+    ck_assert_int_gt(runs, 100); /* the comparison saw runs */
+    xbar_core_free(a);
+    xbar_core_free(b);
+}
+
+START_TEST(runs_equal_flit_by_flit)
+{
+    uint64_t seed = 900;
+    for (int ak = 0; ak <= 3; ak++) {
+        runs_vs_flits(8, (xbar_alloc_kind)ak, 24, 1, 0, 0.0, seed++);
+        runs_vs_flits(5, (xbar_alloc_kind)ak, 40, 2, 1, 0.2, seed++);
+        runs_vs_flits(16, (xbar_alloc_kind)ak, 0, 3, 1, 0.1, seed++);
+        runs_vs_flits(16, (xbar_alloc_kind)ak, 20, 1, 0, 0.0, seed++);
+    }
+}
+END_TEST
+
+/* A flit presented while the input's run lasts breaks the contract: abort. */
+START_TEST(flit_during_run_aborts)
+{
+    xbar_core *c = core_make(4, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 16, 1, 0, XBAR_INJECT_NONE);
+    xbar_in in;
+    xbar_out out;
+    memset(&in, 0, sizeof in);
+    ck_assert(xbar_core_present_run(c, 1, 100, 1ULL << 2, 5));
+    xbar_core_step(c, &in, &out);
+    in.valid = 1ULL << 1;
+    in.in[1].data = 7;
+    in.in[1].dest_mask = 1;
+    xbar_core_step(c, &in, &out); /* aborts */
+}
+END_TEST
+
 /* The comparator: identical cores never differ, RRM injected must. */
 START_TEST(lockstep_detects_rrm)
 {
@@ -538,6 +648,8 @@ int main(void)
     tcase_add_test(tc, core_timing);
     tcase_add_test(tc, multicast_bookkeeping);
     tcase_add_test(tc, conservation_all_configs);
+    tcase_add_test(tc, runs_equal_flit_by_flit);
+    tcase_add_test_raise_signal(tc, flit_during_run_aborts, SIGABRT);
     tcase_add_test(tc, lockstep_detects_rrm);
     tcase_add_test(tc, bad_config_rejected);
     suite_add_tcase(s, tc);

@@ -4,7 +4,9 @@
  * / data_read in the next delta, capacity, order across wrap-around). */
 #include <check.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_fixture.h"
 #include "sim/sim.h"
@@ -226,6 +228,21 @@ START_TEST(test_ring_grow_keeps_order)
 }
 END_TEST
 
+/* sim_zalloc_aligned: aligned as asked and zeroed, for sizes that are not
+ * a multiple of the alignment too (aligned_alloc would refuse those). */
+START_TEST(test_zalloc_aligned)
+{
+    for (size_t align = 8; align <= 4096; align *= 2)
+        for (size_t size = 1; size < 3 * align; size += align / 2 + 1) {
+            unsigned char *p = sim_zalloc_aligned(align, size);
+            ck_assert_uint_eq((uintptr_t)p % align, 0);
+            for (size_t x = 0; x < size; x++) ck_assert_uint_eq(p[x], 0);
+            memset(p, 0xa5, size);
+            free(p);
+        }
+}
+END_TEST
+
 static Suite *channels_suite(void)
 {
     Suite *s = suite_create("channels");
@@ -239,6 +256,7 @@ static Suite *channels_suite(void)
     tcase_add_test(tc, test_fifo_same_delta_read_write_and_order);
     suite_add_tcase(s, tc);
     tc = tcase_create("ring");
+    tcase_add_test(tc, test_zalloc_aligned);
     tcase_add_test(tc, test_ring_grow_keeps_order);
     suite_add_tcase(s, tc);
     return s;

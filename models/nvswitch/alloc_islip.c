@@ -21,6 +21,7 @@ typedef struct islip {
     int rrm;
     uint64_t g[64];   /* grant pointer per output, as a mask */
     uint64_t acc[64]; /* accept pointer per input, as a mask */
+    uint64_t grants[64]; /* per input, the outputs granting it; zero between iterations */
 } islip;
 
 static inline int first_at(uint64_t m, uint64_t ptr_mask)
@@ -50,46 +51,78 @@ static void rrm_move_grant_ptrs(islip *s, const uint64_t *grants, uint64_t grant
     }
 }
 
+/* Grants of one iteration: each output in `outs` grants the first input of
+ * its requests within `free_in` at or after g[j]. Fills grants[i] (outputs
+ * granting input i; entries of inputs granted nothing are left as they
+ * were, zero) and returns the inputs holding a grant. */
+static inline uint64_t grant(const islip *s, const uint64_t *req_out, uint64_t outs, uint64_t free_in, uint64_t *grants)
+{
+    uint64_t granted_in = 0;
+    for (; outs; outs &= outs - 1) {
+        const int j = __builtin_ctzll(outs);
+        const uint64_t r = req_out[j] & free_in;
+        if (!r) continue;
+        const int i = first_at(r, s->g[j]);
+        grants[i] |= 1ULL << j;
+        granted_in |= 1ULL << i;
+    }
+    return granted_in;
+}
+
+/* Iteration 1, where every port is free: the same rule as grant(), as a
+ * counted loop over the outputs (at load, every one of them grants). */
+static inline uint64_t grant_all(const islip *s, const uint64_t *req_out, int n, uint64_t *grants)
+{
+    uint64_t granted_in = 0, bit = 1;
+    for (int j = 0; j < n; j++, bit <<= 1) {
+        const uint64_t r = req_out[j];
+        if (!r) continue;
+        const int i = first_at(r, s->g[j]);
+        grants[i] |= bit;
+        granted_in |= 1ULL << i;
+    }
+    return granted_in;
+}
+
+/* Every input holding a grant accepts the first granting output at or
+ * after a[i]; in iteration 1 the accepted pair moves both pointers. Clears
+ * the grants it read (the array starts zero in every iteration). */
+static inline int accept(islip *s, uint64_t *grants, uint64_t granted_in, int8_t *in_match, int8_t *out_match, int first_iter)
+{
+    for (uint64_t ins = granted_in; ins; ins &= ins - 1) {
+        const int i = __builtin_ctzll(ins);
+        const int j = first_at(grants[i], s->acc[i]);
+        grants[i] = 0;
+        in_match[i] = (int8_t)j;
+        out_match[j] = (int8_t)i;
+        if (first_iter) {
+            s->g[j] = past(i);
+            s->acc[i] = past(j);
+        }
+    }
+    return __builtin_popcountll(granted_in);
+}
+
 static int islip_allocate(xbar_alloc *a, const uint64_t *req_in, const uint64_t *req_out,
                           int8_t *in_match, int8_t *out_match)
 {
     islip *s = (islip *)a;
     const int n = a->n;
     (void)req_in;
-    uint64_t free_in = xbar_mask_all(n), free_out = free_in;
-    uint64_t grants[64]; /* per input: the outputs granting it */
-    int matched = 0;
     memset(in_match, -1, (size_t)n);
     memset(out_match, -1, (size_t)n);
-
-    for (int it = 0; it < a->iters; it++) {
-        uint64_t granted_in = 0; /* inputs holding at least one grant */
-        memset(grants, 0, (size_t)n * sizeof grants[0]);
-        for (uint64_t outs = free_out; outs; outs &= outs - 1) {
-            int j = __builtin_ctzll(outs);
-            uint64_t r = req_out[j] & free_in;
-            if (!r) continue;
-            int i = first_at(r, s->g[j]);
-            grants[i] |= 1ULL << j;
-            granted_in |= 1ULL << i;
-        }
-        if (!granted_in) break;
-        if (s->rrm && it == 0) rrm_move_grant_ptrs(s, grants, granted_in);
-        /* every input holding a grant accepts exactly one */
+    uint64_t granted_in = grant_all(s, req_out, n, s->grants);
+    if (!granted_in) return 0;
+    if (s->rrm) rrm_move_grant_ptrs(s, s->grants, granted_in);
+    int matched = accept(s, s->grants, granted_in, in_match, out_match, 1);
+    /* iterations 2..k: what iteration 1 left unmatched, pointers fixed */
+    uint64_t free_in = xbar_mask_all(n), free_out = free_in;
+    for (int it = 1; it < a->iters; it++) {
         free_in &= ~granted_in;
-        for (uint64_t ins = granted_in; ins; ins &= ins - 1) {
-            int i = __builtin_ctzll(ins);
-            int j = first_at(grants[i], s->acc[i]);
-            in_match[i] = (int8_t)j;
-            out_match[j] = (int8_t)i;
-            matched++;
-            if (it == 0) {
-                s->g[j] = past(i);
-                s->acc[i] = past(j);
-            }
-        }
-        if (it + 1 < a->iters) /* the outputs just matched, for the next iteration */
-            for (uint64_t ins = granted_in; ins; ins &= ins - 1) free_out &= ~(1ULL << in_match[__builtin_ctzll(ins)]);
+        for (uint64_t ins = granted_in; ins; ins &= ins - 1) free_out &= ~(1ULL << in_match[__builtin_ctzll(ins)]);
+        granted_in = grant(s, req_out, free_out, free_in, s->grants);
+        if (!granted_in) break;
+        matched += accept(s, s->grants, granted_in, in_match, out_match, 0);
     }
     return matched;
 }

@@ -69,6 +69,7 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             s->impl = s->ls;
         }
     }
+    s->runs = cfg->model == NVS_MODEL_TL && !trace && !cfg->per_flit_present;
     s->pair = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->pair);
     if (!s->pair) sim_fatal("out of memory");
     for (int i = 0; i < s->n; i++) {
@@ -130,6 +131,7 @@ static inline void stage_present(nvswitch *s, int i, const nvs_stage *m)
     s->in.in[i].dest_mask = m->dest_mask;
     s->cur_arrive_ps[i] = m->arrive_ps;
     s->cur_left[i] = m->left;
+    s->fresh_mask |= 1ULL << i;
 }
 
 /* A message's flits to present: at once if the input has none, else
@@ -254,34 +256,53 @@ static void trace_egress_label(nvswitch *s, nvs_port *p, uint64_t word)
     sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
 }
 
+static _Noreturn void egress_fatal(const nvswitch *s, int i, int j, uint64_t word, unsigned expect)
+{
+    if (tflit_src(word) != (unsigned)i)
+        sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
+    sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, tflit_index(word), i, expect);
+}
+
+/* Store-and-forward: flits of one (input, output) pair arrive in order, so
+ * a counter per pair reassembles the packet, and the whole packet goes down
+ * the output link as one message with its last flit. */
+static inline void reassemble(nvswitch *s, nvs_pair *pair, int i, int j, uint64_t word)
+{
+    nvs_pair *pp = &pair[(size_t)i * XBAR_MAX_PORTS + (size_t)j];
+    const unsigned f = pp->reasm, nflits = tflit_nflits(word);
+    if (tflit_src_index(word) != tflit_src_index_of((unsigned)i, f)) egress_fatal(s, i, j, word, f);
+    if (f + 1 < nflits) {
+        pp->reasm = (uint16_t)(f + 1);
+        return;
+    }
+    pp->reasm = 0;
+    sim_link_send(s->port[j].out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
+}
+
 /* The flits the core drives this cycle go down the output links: wormhole,
- * one message per flit; store-and-forward, flits of one (input, output) pair
- * arrive in order, so a counter per pair reassembles the packet and the
- * whole packet then goes down the output link as one message. */
+ * one message per flit; store-and-forward, whole packets (reassemble). */
 static void egress(nvswitch *s, const xbar_out *o)
 {
-    const bool saf = s->cfg.saf, tr = s->tr != NULL;
-    const uint32_t flit_bytes = (uint32_t)s->cfg.flit_bytes;
     s->copies_inside -= (uint64_t)__builtin_popcountll(o->valid);
+    nvs_pair *const pair = s->pair;
+    if (s->cfg.saf && !s->tr) { /* the busy case, in a loop of its own */
+        for (uint64_t m = o->valid; m; m &= m - 1) {
+            const int j = __builtin_ctzll(m);
+            reassemble(s, pair, o->out_src[j], j, o->out_data[j]);
+        }
+        return;
+    }
     for (uint64_t m = o->valid; m; m &= m - 1) {
         const int j = __builtin_ctzll(m), i = o->out_src[j];
         const uint64_t word = o->out_data[j];
         nvs_port *p = &s->port[j];
-        const unsigned f = tflit_index(word);
-        if (tflit_src(word) != (unsigned)i)
-            sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
-        if (tr && p->tv_out_label) trace_egress_label(s, p, word);
-        if (!saf) {
-            sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), f, 1), flit_bytes);
+        if (s->tr && p->tv_out_label) trace_egress_label(s, p, word);
+        if (s->cfg.saf) {
+            reassemble(s, pair, i, j, word);
             continue;
         }
-        uint16_t *c = &nvs_pair_at(s, i, j)->reasm;
-        if (f != *c) sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, f, i, *c);
-        const unsigned nflits = tflit_nflits(word);
-        if (++*c == nflits) {
-            *c = 0;
-            sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * flit_bytes);
-        }
+        if (tflit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
+        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), tflit_index(word), 1), (uint32_t)s->cfg.flit_bytes);
     }
 }
 
@@ -333,17 +354,42 @@ static void trace_ingress_label(nvswitch *s, nvs_port *p, uint64_t word)
     sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
 }
 
+#define NVS_RUN_MAX 64 /* longest run: the wheel's size */
+
+/* A message that has presented nothing yet, starting in `cycle`: as one run
+ * if the core takes it so (true), else the caller presents it per flit. */
+static bool try_run(nvswitch *s, int i, uint64_t cycle)
+{
+    const uint32_t left = s->cur_left[i];
+    if (left < 2 || left > NVS_RUN_MAX || !xbar_core_present_run(s->tl, i, s->in.in[i].data + 1, s->in.in[i].dest_mask, left))
+        return false;
+    s->run_mask |= 1ULL << i;
+    s->run_end[i] = cycle + left;
+    s->run_wheel[(cycle + left) % NVS_RUN_MAX] |= 1ULL << i;
+    return true;
+}
+
 /* Present at most one flit per input: the oldest that arrived strictly
  * before this edge (so same-time event order cannot matter). Returns the
  * inputs that presented the last flit of their message: the next one may
  * take its place only after the core has read this one. */
-static uint64_t present(nvswitch *s, sim_time_ps now)
+static uint64_t present(nvswitch *s, sim_time_ps now, uint64_t cycle)
 {
     const bool tr = s->tr != NULL;
     uint64_t valid = 0, done = 0;
-    for (uint64_t m = s->stage_mask; m; m &= m - 1) {
+    if (s->run_mask) { /* runs that ended: their inputs take their next messages */
+        const uint64_t ended = s->run_wheel[cycle % NVS_RUN_MAX];
+        s->run_wheel[cycle % NVS_RUN_MAX] = 0;
+        s->run_mask &= ~ended;
+        for (uint64_t m = ended; m; m &= m - 1) stage_next(s, __builtin_ctzll(m));
+    }
+    for (uint64_t m = s->stage_mask & ~s->run_mask; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
         if (s->cur_arrive_ps[i] >= now) continue;
+        if (s->fresh_mask & m & -m) {
+            s->fresh_mask &= ~(m & -m);
+            if (s->runs && try_run(s, i, cycle)) continue;
+        }
         valid |= m & -m; /* bit i */
         s->in.in[i].data++; /* the next flit of the message */
         if (tr && s->port[i].tv_in_label) trace_ingress_label(s, &s->port[i], s->in.in[i].data);
@@ -370,7 +416,7 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         sim_fatal("%s: core at cycle %llu ahead of the clock (%llu)", s->cfg.name, (unsigned long long)s->core_cycles,
                   (unsigned long long)cycle);
     }
-    const uint64_t done = present(s, now);
+    const uint64_t done = present(s, now, cycle);
     step_core(s);
     for (uint64_t m = done; m; m &= m - 1) stage_next(s, __builtin_ctzll(m));
     const xbar_out *o = &s->out;
@@ -387,7 +433,9 @@ uint64_t nvswitch_copies_inside(const nvswitch *s)
         for (int t = 0; t < s->n; t++) c += nvs_pair_at(s, i, t)->reasm; /* SAF: waiting in egress reassembly */
     for (int i = 0; i < s->n; i++) {
         const nvs_port *p = &s->port[i];
-        if (s->stage_mask >> i & 1) c += (uint64_t)s->cur_left[i] * (uint64_t)__builtin_popcountll(s->in.in[i].dest_mask);
+        uint64_t left = s->cur_left[i]; /* a run's: the flits of cycles not stepped yet */
+        if (s->run_mask >> i & 1) left = s->run_end[i] > s->core_cycles ? s->run_end[i] - s->core_cycles : 0;
+        if (s->stage_mask >> i & 1) c += left * (uint64_t)__builtin_popcountll(s->in.in[i].dest_mask);
         for (uint32_t q = 0; q < p->st_len; q++) {
             const nvs_stage *e = &p->stage[(p->st_head + q) & (p->st_cap - 1)];
             c += (uint64_t)e->left * (uint64_t)__builtin_popcountll(e->dest_mask);

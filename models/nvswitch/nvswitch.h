@@ -25,6 +25,7 @@ typedef struct nvswitch_cfg {
     int flit_bytes;
     bool saf;                /* store-and-forward: links carry whole packets, egress reassembles */
     int credit_batch;        /* freed slots returned together (1 = every slot at once) */
+    bool per_flit_present;   /* never hand the C core a message as one run (tests compare both ways) */
     const char *name;
 } nvswitch_cfg;
 
@@ -95,6 +96,15 @@ typedef struct nvswitch {
     xbar_out out;
     sim_time_ps cur_arrive_ps[XBAR_MAX_PORTS];
     uint32_t cur_left[XBAR_MAX_PORTS];
+    /* Presentation runs (xbar_core_present_run): with the C core alone and
+     * no trace, a message's flits go to the core as one run, and the input
+     * has nothing to do until the run ends. run_wheel[c % NVS_RUN_MAX]: the
+     * inputs whose run ends at cycle c (free for their next message). */
+    bool runs;                           /* runs may be tried */
+    uint64_t fresh_mask;                 /* inputs whose message has presented nothing yet */
+    uint64_t run_mask;                   /* inputs whose message is a run */
+    uint64_t run_wheel[64];
+    uint64_t run_end[XBAR_MAX_PORTS];    /* the cycle after the run's last flit */
     nvs_port port[XBAR_MAX_PORTS];
     sim_trace *tr;
     sim_trace_var tv_matches, tv_copies_out;

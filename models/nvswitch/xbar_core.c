@@ -6,6 +6,7 @@
  * and then stay). */
 #include "models/nvswitch/xbar_core.h"
 
+#include "sim/alloc.h"
 #include "sim/ring.h"
 
 #include <stdio.h>
@@ -91,6 +92,15 @@ struct xbar_core {
     int pipe_idx;                     /* slot of cycle t: t mod L */
     uint64_t backlog;
     uint32_t voq_limit;               /* depth of a private VOQ; 0 = unbounded or shared */
+    /* Presentation runs (xbar_core_present_run): those presented for this
+     * cycle, and per input the last run's VOQ output, first data, length
+     * and end (the cycle after its last flit). Inputs in run_busy stay
+     * there after the end; run_end says whether a run still lasts. */
+    uint64_t run_new, run_busy;
+    uint64_t run_data[XBAR_MAX_PORTS];
+    uint64_t run_end[XBAR_MAX_PORTS];
+    uint32_t run_len[XBAR_MAX_PORTS];
+    uint8_t run_out[XBAR_MAX_PORTS];
     int last_matches, last_fanout;
 };
 
@@ -157,10 +167,7 @@ xbar_core *xbar_core_new(const xbar_core_cfg *cfg)
     xbar_alloc_cfg ac = { cfg->alloc, cfg->ports, cfg->iters, cfg->seed, cfg->inject == XBAR_INJECT_RRM };
     c->alloc = xbar_alloc_new(&ac);
     if (cfg->queue == XBAR_QUEUE_VOQ) {
-        /* aligned_alloc: a vq is over-aligned (a cache line each) */
-        const size_t bytes = (size_t)c->n * XBAR_MAX_PORTS * sizeof *c->vq;
-        c->vq = aligned_alloc(_Alignof(vq), bytes);
-        if (c->vq) memset(c->vq, 0, bytes);
+        c->vq = sim_zalloc_aligned(_Alignof(vq), (size_t)c->n * XBAR_MAX_PORTS * sizeof *c->vq); /* a line each */
     } else {
         c->q = calloc((size_t)c->n, sizeof *c->q);
     }
@@ -367,6 +374,64 @@ static __attribute__((noinline)) void voq_write(xbar_core *c, int i, uint64_t dm
     c->backlog += copies;
 }
 
+bool xbar_core_present_run(xbar_core *c, int i, uint64_t data, uint64_t dest_mask, uint32_t nflits)
+{
+    if (i < 0 || i >= c->n) core_fatal(c, "run presented at no such input", i, -1);
+    const uint64_t bit = 1ULL << i;
+    if ((c->run_new & bit) || ((c->run_busy & bit) && c->run_end[i] > c->t))
+        core_fatal(c, "run presented while the input's last run lasts", i, -1);
+    const uint64_t dm = dest_mask;
+    if (c->cfg.queue != XBAR_QUEUE_VOQ || c->cfg.shared || !nflits || !dm || (dm & (dm - 1)) || (dm & ~c->all))
+        return false;
+    const int j = __builtin_ctzll(dm);
+    /* the queue before this cycle's read: at least what it holds when the run starts */
+    if (c->voq_limit && voq_at(c, i, j)->count + (uint64_t)nflits > c->voq_limit) return false;
+    c->run_new |= bit;
+    c->run_data[i] = data;
+    c->run_len[i] = nflits;
+    c->run_out[i] = (uint8_t)j;
+    return true;
+}
+
+/* Step 4 for the runs presented this cycle: each goes into its VOQ whole
+ * (its first flit as a one-per-cycle write would, the rest as the run's
+ * continuation), so no later cycle writes anything for it. */
+static void write_runs(xbar_core *c)
+{
+    for (uint64_t m = c->run_new; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m), j = c->run_out[i];
+        const uint64_t data = c->run_data[i];
+        const uint32_t len = c->run_len[i];
+        vq *q = voq_at(c, i, j);
+        const uint32_t count = q->count;
+        if (c->voq_limit && count + len > c->voq_limit) core_fatal(c, "VOQ overflow by a run", i, j);
+        q->count = count + len;
+        if (count && q == c->push_q[i] && data == c->push_next[i]) {
+            c->push_run[i]->end = data + len;
+        } else {
+            if (!count) {
+                c->req_in[i] |= 1ULL << j;
+                c->req_out[j] |= 1ULL << i;
+            }
+            c->push_run[i] = vq_push_run(q, data, c->seq[i] << 1);
+            c->push_run[i]->end = data + len;
+            c->push_q[i] = q;
+        }
+        c->seq[i] += len;
+        c->push_next[i] = data + len;
+        c->backlog += len;
+        c->run_end[i] = c->t + len;
+    }
+    c->run_busy |= c->run_new;
+    c->run_new = 0;
+}
+
+/* Flits of input i's run not presented yet (written ahead of their cycle). */
+static uint64_t run_ahead(const xbar_core *c, int i)
+{
+    return (c->run_busy >> i & 1) && c->run_end[i] > c->t ? c->run_end[i] - c->t : 0;
+}
+
 /* Bit i set when match[i] >= 0, within `all`. */
 static inline uint64_t matched_mask(const int8_t *match, uint64_t all)
 {
@@ -414,12 +479,13 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
         }
         slot->data[j] = e->data;
         vq_pop(q, &c->push_run[i]);
-        c->occ[i] -= shared;
         if (!q->count) {
             c->req_in[i] &= ~(1ULL << j);
             c->req_out[j] &= ~(1ULL << i);
         }
     }
+    if (shared)
+        for (uint64_t m = matched_in; m; m &= m - 1) c->occ[__builtin_ctzll(m)]--;
     slot->valid |= matched_out;
     c->cr |= matched_in;
     c->backlog -= (uint64_t)__builtin_popcountll(matched_in);
@@ -460,6 +526,7 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
         c->push_next[i] = f->data + 1;
     }
     c->backlog += (uint64_t)__builtin_popcountll(in_valid) - slow_writes; /* voq_write counts its own copies */
+    if (c->run_new) write_runs(c);
 }
 
 void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
@@ -467,6 +534,11 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     const int n = c->n;
     const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
     const uint64_t in_valid = in->valid & c->all;
+    for (uint64_t m = in_valid & c->run_busy; m; m &= m - 1) { /* a flit after a run: the run must be over */
+        const int i = __builtin_ctzll(m);
+        if (run_ahead(c, i)) core_fatal(c, "flit presented during a run", i, -1);
+        c->run_busy &= ~(1ULL << i);
+    }
     xpipe *slot = &c->pipe[c->pipe_idx];
     c->pipe_idx = c->pipe_idx + 1 == c->cfg.latency ? 0 : c->pipe_idx + 1;
 
@@ -557,7 +629,12 @@ const xbar_core_ops xbar_core_tl_ops = { "tl", tl_step, tl_free };
 
 const xbar_core_cfg *xbar_core_config(const xbar_core *c) { return &c->cfg; }
 uint64_t xbar_core_cycle(const xbar_core *c) { return c->t; }
-uint64_t xbar_core_backlog(const xbar_core *c) { return c->backlog; }
+uint64_t xbar_core_backlog(const xbar_core *c)
+{
+    uint64_t ahead = 0;
+    for (uint64_t m = c->run_busy; m; m &= m - 1) ahead += run_ahead(c, __builtin_ctzll(m));
+    return c->backlog - ahead;
+}
 int xbar_core_last_matches(const xbar_core *c) { return c->last_matches; }
 int xbar_core_last_fanout(const xbar_core *c) { return c->last_fanout; }
 const xbar_alloc *xbar_core_allocator(const xbar_core *c) { return c->alloc; }
@@ -571,6 +648,7 @@ uint64_t xbar_core_in_flight(const xbar_core *c)
 
 uint32_t xbar_core_queue_len(const xbar_core *c, int in, int queue)
 {
-    if (c->cfg.queue == XBAR_QUEUE_VOQ) return voq_at(c, in, queue)->count;
+    if (c->cfg.queue == XBAR_QUEUE_VOQ)
+        return voq_at(c, in, queue)->count - (c->run_out[in] == queue ? (uint32_t)run_ahead(c, in) : 0);
     return queue == 0 ? c->q[in].count : 0;
 }

@@ -8,6 +8,7 @@
 #include "models/nvswitch/xbar_alloc.h"
 #include "models/nvswitch/xbar_io.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,18 @@ void xbar_core_free(xbar_core *c);
  * match_in and valid/credit are always written. The caller must respect the
  * credits: a write into a full queue aborts (broken invariant). */
 void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out);
+
+/* A presentation run: input i presents flits data, data+1, ...,
+ * data+nflits-1, all to dest_mask, one per cycle, starting with the next
+ * step(). Exactly the same as presenting them one per cycle through xbar_in,
+ * but without per-flit work: the run is written into its VOQ whole, and it
+ * cannot be seen early (a VOQ being written one flit per cycle never runs
+ * dry, since reads take at most one flit per cycle too; see "Presentation
+ * runs" in docs/models/nvswitch.md). Accepted only where that argument holds
+ * and the run fits: unicast into a private VOQ with room for all of it.
+ * Returns false otherwise (then present the flits one per cycle). While a
+ * run lasts (cycles t0..t0+nflits-1) in->valid bit i must stay clear. */
+bool xbar_core_present_run(xbar_core *c, int i, uint64_t data, uint64_t dest_mask, uint32_t nflits);
 
 /* The core as an xbar_core_ops implementation (impl = xbar_core *). */
 extern const xbar_core_ops xbar_core_tl_ops;

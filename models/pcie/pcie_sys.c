@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "models/pcie/pcie_port.h"
+#include "sim/alloc.h"
 #include "sim/ring.h"
 
 #define XFER_RING 1024u          /* read transfers in flight (<= tags + 1) */
@@ -291,8 +292,7 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
 {
     char why[256];
     if (pcie_cfg_check(cfg, why, sizeof why)) sim_fatal("pcie: bad configuration: %s", why);
-    pcie_sys *s = calloc(1, sizeof *s);
-    if (!s) sim_fatal("out of memory");
+    pcie_sys *s = sim_zalloc_aligned(_Alignof(pcie_sys), sizeof *s); /* its ports' credit records are cache-line aligned */
     s->k = k;
     s->cfg = *cfg;
     pcie_phy_init(&s->phy, cfg->gen, cfg->lanes, cfg->mps, cfg->wire_ps);

@@ -68,6 +68,9 @@ static inline uint32_t tflit_pkt(uint64_t word) { return (uint32_t)(word >> 24);
 static inline unsigned tflit_index(uint64_t word) { return (unsigned)(word & 0xff); }
 static inline unsigned tflit_nflits(uint64_t word) { return (unsigned)(word >> 8 & 0xff); }
 static inline unsigned tflit_src(uint64_t word) { return (unsigned)(word >> 16 & 0xff); }
+/* Source and flit index together, to check both with one compare. */
+static inline uint64_t tflit_src_index(uint64_t word) { return word & 0xff00ff; }
+static inline uint64_t tflit_src_index_of(unsigned src, unsigned flit) { return (uint64_t)(src & 0xff) << 16 | (flit & 0xff); }
 
 /* What a link carries: flits [first, first+count) of one packet (one flit in
  * wormhole mode, the whole packet in store-and-forward mode). Pooled too. */
