@@ -7,11 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The timed queue holds one slot per distinct time (gem5's TimeSlot): a
- * min-heap of slots keyed by time, a hash from time to slot, and in each slot
- * the entries in notification order. Notifying many events for the same time
- * (a clock edge, T tokens one hop ahead) is then an append, not a heap
- * operation. Within a slot, entries fire in (priority, seq) order, so
+/* The timed queue holds one slot per distinct time (gem5's TimeSlot), and in
+ * each slot the entries in notification order. Notifying many events for the
+ * same time (a clock edge, T tokens one hop ahead) is then an append. Slots
+ * for the near future (less than CAL_BUCKETS << CAL_SHIFT ps ahead, rounded
+ * to buckets) sit in a calendar: one bucket per 2^CAL_SHIFT ps, each a list
+ * of slots sorted by time (ending in the sentinel no_slot), and a bitmap of
+ * the buckets in use; finding, making and taking a slot there is a few
+ * instructions, and a notification whose slot heads its bucket (nearly
+ * always) appends to it at once. Slots further ahead
+ * sit in a min-heap keyed by time with a hash from time to slot. As time
+ * advances a heap slot comes within the calendar's reach but stays in the
+ * heap: the earliest slot is the earlier of the calendar's first and the
+ * heap's top, and a time has at most one slot (a push looks in the hash too
+ * when the heap could hold its time). Within a slot, entries fire in (priority, seq) order, so
  * same-time order is specified, never accidental. An event's entry has
  * fn = NULL; the event records the time and index of its live entry, so a
  * cancelled or superseded entry is recognised and skipped lazily. (A slot
@@ -26,6 +35,7 @@ typedef struct timed_entry {
 
 typedef struct time_slot {
     sim_time_ps t;
+    struct time_slot *next;   /* in a calendar bucket: the next later slot */
     timed_entry *v;
     size_t n, cap;
     bool has_priority;        /* some entry has a non-default priority: sort before firing */
@@ -49,6 +59,11 @@ struct sim_process_cold {
     uint32_t n_static;        /* how many times sim_sensitive was called for it */
 };
 
+/* The calendar: 256 buckets of 128 ps reach 32 ns ahead (a link's latency
+ * plus a packet's serialisation, a few clock periods). */
+#define CAL_SHIFT 7
+#define CAL_BUCKETS 256
+
 typedef struct slot_ref {
     sim_time_ps t;
     time_slot *slot;          /* NULL = empty bucket */
@@ -57,7 +72,11 @@ typedef struct slot_ref {
 struct sim_kernel {
     sim_time_ps now;
     uint64_t deltas, activations;
-    /* timed queue: a min-heap of slots, a time -> slot hash, a free list */
+    /* timed queue: the calendar (near), a min-heap of slots and a time -> slot
+     * hash (far), a free list */
+    time_slot *cal[CAL_BUCKETS];      /* each ends in &no_slot */
+    uint64_t cal_used[CAL_BUCKETS / 64]; /* bit b: cal[b] is not empty */
+    size_t cal_len;
     time_slot **heap;
     size_t heap_len, heap_cap;
     slot_ref *tab;
@@ -65,7 +84,8 @@ struct sim_kernel {
     time_slot **free_slots;
     size_t n_free, cap_free;
     time_slot *last_slot;     /* the slot of the last push (most pushes go there again); never NULL */
-    time_slot no_slot;        /* last_slot when there is none: full (n == cap == 0), so never appended to */
+    time_slot no_slot;        /* last_slot when there is none, and the end of every calendar bucket:
+                               * at SIM_TIME_MAX and full (n == cap == 0), so never appended to */
     /* runnable processes and delta-notified events: intrusive FIFO lists
      * (the links live in the structs each step touches anyway). The last
      * element's link is not kept NULL: a phase cuts the list off whole and
@@ -147,6 +167,8 @@ sim_kernel *sim_kernel_new(void)
     k->run_tailp = &k->run_head;
     k->delta_tailp = &k->delta_head;
     k->last_slot = &k->no_slot;
+    k->no_slot.t = SIM_TIME_MAX;
+    for (size_t b = 0; b < CAL_BUCKETS; b++) k->cal[b] = &k->no_slot;
     return k;
 }
 
@@ -159,6 +181,12 @@ void sim_kernel_free(sim_kernel *k)
         free(k->heap[i]->v);
         free(k->heap[i]);
     }
+    for (size_t b = 0; b < CAL_BUCKETS; b++)
+        for (time_slot *s = k->cal[b], *next; s != &k->no_slot; s = next) {
+            next = s->next;
+            free(s->v);
+            free(s);
+        }
     for (size_t i = 0; i < k->n_free; i++) {
         free(k->free_slots[i]->v);
         free(k->free_slots[i]);
@@ -280,8 +308,59 @@ static time_slot *heap_take_top(sim_kernel *k)
     }
     if (n) k->heap[i] = last;
     tab_remove(k, top->t);
-    if (k->last_slot == top) k->last_slot = &k->no_slot;
     return top;
+}
+
+/* Whether time t (>= now) is within the calendar's reach. */
+static inline bool cal_reaches(const sim_kernel *k, sim_time_ps t)
+{
+    return (t >> CAL_SHIFT) - (k->now >> CAL_SHIFT) < CAL_BUCKETS;
+}
+
+/* The calendar's earliest slot, or NULL. Every slot in it is at or after
+ * now and less than CAL_BUCKETS buckets past now's bucket, so the first
+ * bucket in use from now's bucket on, cyclically, holds it. */
+static inline time_slot *cal_first(const sim_kernel *k)
+{
+    if (!k->cal_len) return NULL;
+    size_t b = (size_t)(k->now >> CAL_SHIFT) & (CAL_BUCKETS - 1), w = b / 64;
+    uint64_t used = k->cal_used[w] & (~0ULL << (b % 64));
+    while (!used) {
+        w = (w + 1) & (CAL_BUCKETS / 64 - 1);
+        used = k->cal_used[w];
+    }
+    return k->cal[w * 64 + (size_t)__builtin_ctzll(used)];
+}
+
+/* The earliest slot (of the calendar and the heap), or NULL. */
+static inline time_slot *queue_top(const sim_kernel *k)
+{
+    time_slot *c = cal_first(k);
+    if (k->heap_len && (!c || k->heap[0]->t < c->t)) return k->heap[0];
+    return c;
+}
+
+/* The slot for now, or NULL: as now is the earliest time, it heads now's
+ * calendar bucket or the heap. (A callback may make one while its slot fires.) */
+static inline time_slot *slot_at_now(const sim_kernel *k)
+{
+    time_slot *c = k->cal[(size_t)(k->now >> CAL_SHIFT) & (CAL_BUCKETS - 1)];
+    if (c->t == k->now) return c;
+    return k->heap_len && k->heap[0]->t == k->now ? k->heap[0] : NULL;
+}
+
+/* Takes `top` (queue_top's answer) out of the queue. */
+static void queue_take(sim_kernel *k, time_slot *top)
+{
+    if (k->heap_len && k->heap[0] == top) {
+        heap_take_top(k);
+    } else {   /* the first in its bucket */
+        size_t b = (size_t)(top->t >> CAL_SHIFT) & (CAL_BUCKETS - 1);
+        k->cal[b] = top->next;
+        if (top->next == &k->no_slot) k->cal_used[b / 64] &= ~(1ULL << (b % 64));
+        k->cal_len--;
+    }
+    if (k->last_slot == top) k->last_slot = &k->no_slot;
 }
 
 static void slot_release(sim_kernel *k, time_slot *slot)
@@ -297,6 +376,39 @@ static void slot_release(sim_kernel *k, time_slot *slot)
 
 static inline uint64_t timed_key(int8_t prio, uint32_t index) { return ((uint64_t)(uint8_t)(prio + 128) << 56) | index; }
 
+static time_slot *slot_new(sim_kernel *k, sim_time_ps t)
+{
+    time_slot *slot;
+    if (k->n_free) slot = k->free_slots[--k->n_free];
+    else slot = xrealloc(NULL, sizeof *slot), memset(slot, 0, sizeof *slot);
+    slot->t = t;
+    return slot;
+}
+
+/* The slot for time t, made if there is none. */
+static time_slot *slot_for(sim_kernel *k, sim_time_ps t)
+{
+    /* a heap slot at or after the heap's top may be for t */
+    time_slot *slot = k->heap_len && k->heap[0]->t <= t ? tab_find(k, t) : NULL;
+    if (slot) return slot;
+    if (!cal_reaches(k, t)) {
+        slot = slot_new(k, t);
+        heap_insert(k, slot);
+        tab_put(k, slot);
+        return slot;
+    }
+    size_t b = (size_t)(t >> CAL_SHIFT) & (CAL_BUCKETS - 1);
+    time_slot **pp = &k->cal[b];
+    while ((*pp)->t < t) pp = &(*pp)->next;
+    if ((*pp)->t == t && *pp != &k->no_slot) return *pp;
+    slot = slot_new(k, t);
+    slot->next = *pp;
+    *pp = slot;
+    k->cal_used[b / 64] |= 1ULL << (b % 64);
+    k->cal_len++;
+    return slot;
+}
+
 /* Appends an entry at time t: finds or makes the slot, grows it. The common
  * case (the same time as the last push, room left) is inlined in
  * sim_event_notify_at. */
@@ -304,14 +416,7 @@ static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, sim_timed_fn f
 {
     time_slot *slot = k->last_slot;
     if (slot->t != t || slot == &k->no_slot) {
-        slot = tab_find(k, t);
-        if (!slot) {
-            if (k->n_free) slot = k->free_slots[--k->n_free];
-            else slot = xrealloc(NULL, sizeof *slot), memset(slot, 0, sizeof *slot);
-            slot->t = t;
-            heap_insert(k, slot);
-            tab_put(k, slot);
-        }
+        slot = slot_for(k, t);
         k->last_slot = slot;
     }
     if (slot->n == slot->cap) {
@@ -346,16 +451,24 @@ static inline bool entry_live(const timed_entry *e, sim_time_ps t)
     return e->fn || event_entry_live(e->obj, t, e->key);
 }
 
+/* The earliest slot with a live entry, or NULL. Slots holding only cancelled
+ * entries are dropped, so time never advances to them. */
+static time_slot *next_live_slot(sim_kernel *k)
+{
+    time_slot *top;
+    while ((top = queue_top(k))) {
+        for (size_t i = 0; i < top->n; i++)
+            if (entry_live(&top->v[i], top->t)) return top;
+        queue_take(k, top);
+        slot_release(k, top);
+    }
+    return NULL;
+}
+
 sim_time_ps sim_next_time(sim_kernel *k)
 {
-    /* Drop slots holding only cancelled entries, so time never advances to them. */
-    while (k->heap_len) {
-        time_slot *top = k->heap[0];
-        for (size_t i = 0; i < top->n; i++)
-            if (entry_live(&top->v[i], top->t)) return top->t;
-        slot_release(k, heap_take_top(k));
-    }
-    return SIM_TIME_MAX;
+    time_slot *top = next_live_slot(k);
+    return top ? top->t : SIM_TIME_MAX;
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -522,10 +635,11 @@ static inline void fuse_settle(sim_kernel *k)
     if (__builtin_expect(k->fuse_rest != NULL, 0)) fuse_complete(k);
 }
 
-/* Fires every entry at the earliest time (the caller has set now to it). */
-static void fire_slot(sim_kernel *k)
+/* Fires every entry of the earliest slot (queue_top's answer; the caller has
+ * set now to its time). */
+static void fire_slot(sim_kernel *k, time_slot *slot)
 {
-    time_slot *slot = heap_take_top(k);
+    queue_take(k, slot);
     if (slot->has_priority) qsort(slot->v, slot->n, sizeof *slot->v, entry_cmp);
     sim_process **tail = k->run_tailp;
     for (size_t i = 0; i < slot->n; i++) {
@@ -555,7 +669,7 @@ void sim_event_notify(sim_event *e)
     /* Immediate: cancels any pending notification and triggers now (SystemC).
      * The running process is not re-triggered by its own notification: it is
      * marked queued for the moment, so the trigger passes it over. */
-    if (!e->pending && !e->sens1 && !e->has_more) return;   /* nothing to cancel, nobody to wake (e.g. a link's credit_returned) */
+    if (!e->pending && !sim_event_has_waiters(e)) return;   /* nothing to cancel, nobody to wake (e.g. a link's credit_returned) */
     sim_kernel *k = e->k;
     fuse_settle(k);
     if (e->pending) sim_event_cancel(e);
@@ -624,7 +738,10 @@ static inline void notify_at_in(sim_kernel *k, sim_event *e, sim_time_ps delay_p
     }
     e->pending = SIM_NOTIFY_TIMED;
     e->when_ps = t;
+    /* the slot of the last push, else the head of t's calendar bucket: t's
+     * slot if t has one in the calendar (nearly always) */
     time_slot *slot = k->last_slot;
+    if (slot->t != t) slot = k->last_slot = k->cal[(size_t)(t >> CAL_SHIFT) & (CAL_BUCKETS - 1)];
     if (__builtin_expect(slot->t == t && slot->n < slot->cap, 1)) {   /* the common case: append */
         uint32_t index = (uint32_t)slot->n++;
         timed_entry *en = &slot->v[index];
@@ -904,7 +1021,8 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
             k->deltas++;
             if (k->stop_requested) return k->now;
         }
-        sim_time_ps t = sim_next_time(k);
+        time_slot *top = next_live_slot(k);
+        sim_time_ps t = top ? top->t : SIM_TIME_MAX;
         if (t > until_ps || t == SIM_TIME_MAX) {
             /* like sc_start(duration) (SC_RUN_TO_TIME): time stands at the limit even
              * when activity ended earlier, so a later call resumes from there */
@@ -913,7 +1031,8 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
         }
         k->now = t;
         if (k->time_hook) k->time_hook(k->time_hook_ctx, t);
-        while (k->heap_len && k->heap[0]->t == t) fire_slot(k);
+        do fire_slot(k, top);   /* then any slot a callback made for now */
+        while ((top = slot_at_now(k)));
         /* a stop from a timed-phase callback: finish this time's deltas, then return */
         if (k->stop_requested && !(k->run_head || k->fuse_rest || k->upd_head || k->delta_head)) return k->now;
     }

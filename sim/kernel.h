@@ -135,6 +135,10 @@ void sim_event_notify_delta(sim_event *e);                  /* next delta cycle 
 void sim_event_notify_at(sim_event *e, sim_time_ps delay_ps); /* delay 0 = delta, like SC_ZERO_TIME */
 void sim_event_cancel(sim_event *e);
 bool sim_event_pending(const sim_event *e);                 /* a delta or timed notification is pending */
+/* Some process is statically sensitive to e or waits on it (next_trigger):
+ * a notification of an event without waiters wakes nobody, so a model may
+ * leave out notifications nobody could see (see sim_link's `delivered`). */
+static inline bool sim_event_has_waiters(const sim_event *e) { return e->sens1 || e->has_more; }
 const char *sim_event_name(const sim_event *e);
 
 /* --- method processes --------------------------------------------------- */

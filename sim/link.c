@@ -31,6 +31,13 @@ static inline bool msg_waits(const sim_link *l, const sim_link_msg *m)
     return m->deferrable && m->arrive_ps < l->defer_until_ps;
 }
 
+/* After a batch of deliveries. Most models have no process on `delivered`:
+ * then the notification (a delta-list entry every batch) is left out. */
+static inline void notify_delivered(sim_link *l)
+{
+    if (sim_event_has_waiters(&l->delivered)) sim_event_notify_delta(&l->delivered);
+}
+
 /* Keeps arrive_ev notified for the first message that does not wait for the
  * receiver (without deferral: the oldest one). */
 static void arm(sim_link *l)
@@ -61,7 +68,7 @@ static void deliver(void *ctx)
     }
     l->delivering = false;
     l->arm_pending = false;
-    if (any) sim_event_notify_delta(&l->delivered);
+    if (any) notify_delivered(l);
     arm(l);
 }
 
@@ -108,7 +115,7 @@ size_t sim_link_take_arrived(sim_link *l)
     }
     l->delivering = false;
     l->msgs_deferred += n;
-    if (n) sim_event_notify_delta(&l->delivered);
+    if (n) notify_delivered(l);
     if (l->arm_pending) {
         l->arm_pending = false;
         arm(l);

@@ -90,7 +90,8 @@ struct sim_link {
     sim_link_cfg cfg;
     sim_event arrive_ev, credit_ev;
     sim_event credit_returned;       /* notified when credits arrive at the sender */
-    sim_event delivered;             /* notified after each batch of deliveries */
+    sim_event delivered;             /* notified (delta) after each batch of deliveries while some process is
+                                      * sensitive to it or waits on it (sim_event_has_waiters); else not at all */
     sim_process deliver_proc, credit_proc;
     uint32_t credits[SIM_LINK_MAX_CREDIT_TYPES];
     uint64_t credits_outstanding[SIM_LINK_MAX_CREDIT_TYPES]; /* spent, not yet returned */

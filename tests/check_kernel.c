@@ -757,6 +757,47 @@ START_TEST(test_callbacks_ordered_with_events)
 }
 END_TEST
 
+/* The timed queue keeps near times (about 32 ns ahead) in a calendar and far
+ * ones in a heap (kernel.c). A time first notified far ahead and notified
+ * again once near is still one time, in notification order; near times that
+ * share a calendar bucket fire in time order whatever order they came in. */
+static sim_event ev_e, ev_f;
+static void notify_near(lproc *lp)
+{
+    (void)lp;
+    sim_event_notify_at(&ev_d, SIM_NS(10));            /* 100 ns: the heap's slot, after a */
+    sim_event_notify_at(&ev_e, SIM_NS(10) + 30);       /* 100.030 ns: calendar */
+    sim_event_notify_at(&ev_f, SIM_NS(10) + 20);       /* 100.020 ns: the same 128 ps bucket, earlier */
+}
+
+START_TEST(test_near_and_far_times)
+{
+    lproc n, pe, pf;
+    four_watchers();
+    sim_event_init(&ev_e, k, "e");
+    sim_event_init(&ev_f, k, "f");
+    lproc_init(&pe, "e", false, NULL, NULL);
+    sim_sensitive(&pe.p, &ev_e);
+    lproc_init(&pf, "f", false, NULL, NULL);
+    sim_sensitive(&pf.p, &ev_f);
+    lproc_init(&n, "n", false, notify_near, NULL);
+    sim_sensitive(&n.p, &ev_b);
+    sim_event_notify_at(&ev_a, SIM_NS(100));
+    sim_event_notify_at(&ev_c, SIM_NS(100) + 50);
+    sim_event_notify_at(&ev_b, SIM_NS(90));
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "b@90000 n@90000 a@100000 d@100000 f@100020 e@100030 c@100050");
+    /* the other way round: near first, then far notifications for the same and later times */
+    log_reset();
+    sim_event_notify_at(&ev_a, SIM_NS(1));
+    sim_schedule_callback(k, SIM_NS(1), 0, cb_log, "cb", 0);
+    sim_event_notify_at(&ev_c, SIM_NS(1000));
+    sim_event_notify_at(&ev_d, SIM_NS(1));
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "cb@101050 a@101050 d@101050 c@1100050");
+}
+END_TEST
+
 static uint64_t hook_times[8];
 static unsigned hook_n;
 static void time_hook(void *ctx, sim_time_ps now)
@@ -916,6 +957,7 @@ static size_t n_expect;
 static sim_rng rrng;
 static lproc rdriver;
 static int rounds_left;
+static unsigned delay_steps;   /* notifications reach up to delay_steps ns ahead */
 
 static void expect_add(int e, sim_time_ps t)
 {
@@ -965,7 +1007,7 @@ static void random_driver(lproc *lp)
         switch (sim_rng_below(&rrng, 6)) {
         case 0:
         case 1: {
-            sim_time_ps d = 1000 * sim_rng_below(&rrng, 40);   /* 0 = delta */
+            sim_time_ps d = 1000 * sim_rng_below(&rrng, delay_steps);   /* 0 = delta */
             if (d && now % 1000 == 1) d -= 1;                  /* due at a multiple of 1000 ps */
             sim_event_notify_at(&rev[e], d);
             if (d == 0) {
@@ -1004,8 +1046,12 @@ static void random_driver(lproc *lp)
         sim_next_trigger(k, &ev_a);   /* park: never notified */
 }
 
-START_TEST(test_random_against_reference)
+/* delay_steps 40: about one notification in six beyond the calendar's 32 ns,
+ * a time sometimes notified first far and later near; 120: most far, slots
+ * coming within the calendar's reach while they wait in the heap. */
+static void random_against_reference(unsigned steps)
 {
+    delay_steps = steps;
     for (uint64_t seed = 1; seed <= 5; seed++) {
         if (seed > 1) { teardown(); setup(); }
         sim_rng_seed(&rrng, seed);
@@ -1042,13 +1088,18 @@ START_TEST(test_random_against_reference)
         ref_flush(SIM_TIME_MAX);
         for (size_t i = 0; i < n_actual && i < n_expect; i++)
             ck_assert_msg(actual[i].e == expect[i].e && actual[i].t == expect[i].t,
-                          "seed %llu, firing %zu: got event %d at %llu, expected %d at %llu", (unsigned long long)seed, i,
+                          "steps %u seed %llu, firing %zu: got event %d at %llu, expected %d at %llu", steps, (unsigned long long)seed, i,
                           actual[i].e, (unsigned long long)actual[i].t, expect[i].e, (unsigned long long)expect[i].t);
         ck_assert_uint_eq(n_actual, n_expect);
         ck_assert_uint_eq(driver_runs, 400);
         ck_assert_uint_gt(n_expect, 1000);
     }
 }
+
+START_TEST(test_random_against_reference) { random_against_reference(40); }
+END_TEST
+
+START_TEST(test_random_against_reference_far) { random_against_reference(120); }
 END_TEST
 
 static Suite *kernel_suite(void)
@@ -1110,11 +1161,13 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_stop_finishes_delta);
     tcase_add_test(tc, test_stop_from_timed_callback);
     tcase_add_test(tc, test_time_hook_once_per_timestep);
+    tcase_add_test(tc, test_near_and_far_times);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("random");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_random_against_reference);
+    tcase_add_test(tc, test_random_against_reference_far);
     suite_add_tcase(s, tc);
     return s;
 }

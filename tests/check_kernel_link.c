@@ -420,6 +420,36 @@ START_TEST(test_delivered_event_same_latency_and_pacing)
 }
 END_TEST
 
+/* `delivered` is notified only while someone waits on it (link.h): a process
+ * waiting once (next_trigger) is still woken by it in the next delta. */
+static sim_process dyn_waiter;
+static sim_link *dyn_link;
+static void dyn_waiter_fn(void *ctx)
+{
+    (void)ctx;
+    log_add(k, "w", 0);
+    if (sim_now(k) == 0) {
+        sim_link_send(dyn_link, (void *)(uintptr_t)1, 10);
+        sim_next_trigger(k, &dyn_link->delivered);
+    } else {
+        sim_next_trigger_at(k, SIM_NS(100));   /* waits on something else from now on */
+        sim_link_send(dyn_link, (void *)(uintptr_t)2, 10);
+    }
+}
+
+START_TEST(test_delivered_only_with_waiters)
+{
+    dyn_link = mk("l", 2000, 2, 0, 0, 0);   /* 10 B = 5 ns */
+    sim_method_init(&dyn_waiter, k, "w", dyn_waiter_fn, NULL);
+    sim_run(k, SIM_NS(20));
+    ck_assert_str_eq(log_str(), "w@0 rx@7000 w@7000 rx@14000");
+    ck_assert_uint_eq(g_log[2].delta, g_log[1].delta + 1);
+    ck_assert(!sim_event_has_waiters(&dyn_link->delivered));
+    ck_assert(!sim_event_pending(&dyn_link->delivered));
+    sim_link_free(dyn_link);
+}
+END_TEST
+
 /* ---- deferred delivery -------------------------------------------------- */
 static bool defer_all;            /* the predicate also accepts even messages */
 static unsigned defer_calls;
@@ -551,6 +581,7 @@ static Suite *link_suite(void)
     tcase_add_test(tc, test_bandwidth_idle_gap);
     tcase_add_test(tc, test_utilisation_counts_only_elapsed_wire_time);
     tcase_add_test(tc, test_delivered_event_same_latency_and_pacing);
+    tcase_add_test(tc, test_delivered_only_with_waiters);
     suite_add_tcase(s, tc);
     tc = tcase_create("credits");
     tcase_add_checked_fixture(tc, setup, teardown);

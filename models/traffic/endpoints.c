@@ -181,12 +181,30 @@ static void enqueue(tep *e, tep_port *p, const tep_qent *q)
 }
 
 /* A Bernoulli packet to port `dest`: queued without a record (see tep_qent). */
-static void new_bernoulli_packet(tep *e, tep_port *p, int dest)
+static void new_bernoulli_packet(tep *e, tep_port *p, int dest, sim_time_ps created_ps)
 {
     check_nflits(p, (unsigned)e->cfg.pkt_flits);
-    const tep_qent q = { .u.created_ps = sim_now(e->k), .id = p->next_id++, .nflits = (uint16_t)e->cfg.pkt_flits,
+    const tep_qent q = { .u.created_ps = created_ps, .id = p->next_id++, .nflits = (uint16_t)e->cfg.pkt_flits,
                          .dest = (uint8_t)dest, .flags = 0 };
     enqueue(e, p, &q);
+}
+
+/* Whether port p's source makes Bernoulli packets now. */
+static inline bool bernoulli_on(const tep *e, const tep_port *p) { return e->injecting && (e->cfg.bernoulli_mask >> p->idx & 1); }
+
+/* The Bernoulli packets due by `cycle` join the source's queues, each as of
+ * its own arrival cycle, with the draws (gap, then destination) in the order
+ * a visit at every arrival would make them. A source whose wire is busy when
+ * a packet arrives is not visited for it: nothing can go before the wire is
+ * free, so the packet is made at that visit instead (set_due), or when
+ * someone looks (tep_catch_up). */
+static void make_arrivals(tep *e, tep_port *p, uint64_t cycle)
+{
+    while (p->next_arrival <= cycle) {
+        const uint64_t at = p->next_arrival;
+        p->next_arrival = at + 1 + bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
+        new_bernoulli_packet(e, p, traffic_dest_pick(e->cfg.dest, p->idx, &p->rng), sim_clock_edge_time(e->h.dom, at));
+    }
 }
 
 /* A message packet: its record is made now (it is sent soon: cut one ahead). */
@@ -320,11 +338,7 @@ enum { TEP_IDLE = 0, TEP_BUSY, TEP_BLOCKED };
  * the handler on); TEP_BLOCKED if they wait for credits. */
 static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
 {
-    const int i = p->idx;
-    if (e->injecting && cycle >= p->next_arrival && (e->cfg.bernoulli_mask >> i & 1)) {
-        p->next_arrival = cycle + 1 + bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
-        new_bernoulli_packet(e, p, traffic_dest_pick(e->cfg.dest, i, &p->rng));
-    }
+    if (bernoulli_on(e, p) && p->next_arrival <= cycle) make_arrivals(e, p, cycle);
     if (p->msg && e->sending && p->msg_queued == 0) { /* cut the message lazily: one packet ahead */
         uint32_t payload;
         uint64_t mask;
@@ -445,25 +459,35 @@ static uint64_t take_due(tep *e, uint64_t cycle)
 }
 
 /* The first cycle at which port p can do anything again: its next Bernoulli
- * arrival, its wire becoming free while it has packets queued, every cycle
- * while it holds a message; a source waiting for credits is woken by their
- * arrival (tep_credit). Cycles before it are skipped: the source would only
- * have looked. */
+ * arrival (or, while its wire is busy, the cycle the wire is free: the
+ * packets arrived by then are made then, see make_arrivals), its wire
+ * becoming free while it has packets queued, every cycle while it holds a
+ * message; a source waiting for credits is woken by their arrival
+ * (tep_credit). Cycles before it are skipped: the source would only have
+ * looked. */
 static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool blocked)
 {
     const bool work = p->cur_q >= 0 || p->queued;
     const uint64_t bit = 1ULL << p->idx;
     e->work_mask = work ? e->work_mask | bit : e->work_mask & ~bit;
     e->blocked_mask = blocked ? e->blocked_mask | bit : e->blocked_mask & ~bit;
+    const bool wire_busy = p->tx_free_ps > now; /* free at tx_free_cycle, the first edge at or after tx_free_ps */
     uint64_t due = UINT64_MAX;
-    if (e->injecting && (e->cfg.bernoulli_mask >> p->idx & 1)) due = p->next_arrival;
+    if (bernoulli_on(e, p)) due = wire_busy && p->next_arrival < p->tx_free_cycle ? p->tx_free_cycle : p->next_arrival;
     if (p->msg) due = cycle + 1;
     if (work && e->sending && !blocked) {
-        uint64_t ready = cycle + 1;
-        if (p->tx_free_ps > now) ready = p->tx_free_cycle; /* the first edge at or after the wire is free */
+        uint64_t ready = wire_busy ? p->tx_free_cycle : cycle + 1;
         if (ready < due) due = ready;
     }
     file_due(e, p->idx, due, cycle);
+}
+
+/* The first cycle: a source visited at every cycle from here on would make
+ * a packet drawn for an earlier cycle now. */
+static void start_arrivals(tep *e, uint64_t cycle)
+{
+    for (int i = 0; i < e->cfg.ports; i++)
+        if (e->port[i].next_arrival < cycle) e->port[i].next_arrival = cycle;
 }
 
 static bool tep_cycle(void *ctx, uint64_t cycle)
@@ -471,6 +495,7 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     tep *e = ctx;
     const sim_time_ps now = sim_now(e->k);
     bool busy = e->injecting;
+    if (e->wheel_next == UINT64_MAX) start_arrivals(e, cycle);
     const uint64_t due = take_due(e, cycle);
     for (uint64_t m = due; m; m &= m - 1) {
         tep_port *p = &e->port[__builtin_ctzll(m)];
@@ -562,10 +587,22 @@ void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool sto
     sim_clock_wake(&e->h);
 }
 
-void tep_stop_injection(tep *e) { e->injecting = false; }
-
-uint64_t tep_queued_copies(const tep *e)
+void tep_catch_up(tep *e)
 {
+    if (e->wheel_next == UINT64_MAX || !e->injecting) return; /* no cycle ran yet, or nothing more to make */
+    for (int i = 0; i < e->cfg.ports; i++)
+        if (bernoulli_on(e, &e->port[i])) make_arrivals(e, &e->port[i], e->wheel_next - 1);
+}
+
+void tep_stop_injection(tep *e)
+{
+    tep_catch_up(e);
+    e->injecting = false;
+}
+
+uint64_t tep_queued_copies(tep *e)
+{
+    tep_catch_up(e);
     uint64_t s = 0;
     for (int i = 0; i < e->cfg.ports; i++) {
         const tep_port *p = &e->port[i];

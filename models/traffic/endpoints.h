@@ -153,7 +153,7 @@ typedef struct tep {
     uint64_t blocked_mask;      /* ports whose sending waits for credits (woken by their return) */
     /* totals */
     uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
-    uint64_t flits_generated;
+    uint64_t flits_generated;   /* (made so far: see tep_catch_up) */
     sim_hist latency_cycles;    /* delivered in the window */
     sim_time_ps first_delivery_ps, last_delivery_ps;
     /* message completion */
@@ -169,10 +169,16 @@ void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx);
 /* A message source at port `src` (owned by the caller), and its destinations'
  * expected byte counts; completion stops the kernel if stop_when_done. */
 void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool stop_when_done);
+/* A source whose wire is busy makes the Bernoulli packets that arrive
+ * meanwhile when the wire is free (they could not go earlier): this makes
+ * every packet due by the last cycle run, each as of its own arrival, so the
+ * source queues, flits_generated, generated_flits and next_id are as a visit
+ * at every arrival would have left them. Call it before reading those. */
+void tep_catch_up(tep *e);
 /* Stop generating Bernoulli traffic (queued packets still go out). */
 void tep_stop_injection(tep *e);
-/* Flit copies still waiting in source queues (not yet sent). */
-uint64_t tep_queued_copies(const tep *e);
+/* Flit copies still waiting in source queues (not yet sent); catches up first. */
+uint64_t tep_queued_copies(tep *e);
 /* Copies sent and not yet delivered. */
 static inline uint64_t tep_in_network(const tep *e) { return e->copies_sent - e->copies_delivered; }
 /* Credit pools for a port's link toward a switch with this buffer organisation. */

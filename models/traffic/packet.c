@@ -14,7 +14,7 @@ void tpkt_pool_free(tpkt_pool *p)
     memset(p, 0, sizeof *p);
 }
 
-static void pkt_grow(tpkt_pool *p)
+void tpkt_pool_grow(tpkt_pool *p)
 {
     if (p->n_chunks == p->cap_chunks) {
         p->cap_chunks = p->cap_chunks ? 2 * p->cap_chunks : 8;
@@ -35,17 +35,6 @@ static void pkt_grow(tpkt_pool *p)
         c[k].idx = base + k;
         p->free_idx[p->n_free++] = base + k;
     }
-}
-
-tpkt *tpkt_alloc(tpkt_pool *p)
-{
-    if (!p->n_free) pkt_grow(p);
-    tpkt *k = tpkt_at(p, p->free_idx[--p->n_free]);
-    uint32_t idx = k->idx;
-    memset(k, 0, sizeof *k);
-    k->idx = idx;
-    p->live++;
-    return k;
 }
 
 void tpkt_release(tpkt_pool *p, tpkt *k)

@@ -35,9 +35,20 @@ typedef struct tpkt_pool {
 
 void tpkt_pool_init(tpkt_pool *p);
 void tpkt_pool_free(tpkt_pool *p);
-tpkt *tpkt_alloc(tpkt_pool *p);
+/* Adds a chunk of free records (tpkt_alloc, when none is left). */
+void tpkt_pool_grow(tpkt_pool *p);
 void tpkt_release(tpkt_pool *p, tpkt *k);
 static inline tpkt *tpkt_at(const tpkt_pool *p, uint32_t idx) { return &p->chunks[idx / TPKT_CHUNK][idx % TPKT_CHUNK]; }
+/* A zeroed record (but its idx). Inline: one per packet on the hot path. */
+static inline tpkt *tpkt_alloc(tpkt_pool *p)
+{
+    if (!p->n_free) tpkt_pool_grow(p);
+    tpkt *k = tpkt_at(p, p->free_idx[--p->n_free]);
+    const uint32_t idx = k->idx;
+    *k = (tpkt){ .idx = idx };
+    p->live++;
+    return k;
+}
 
 /* Destinations in a mask: most packets are unicast, and a popcount may be a
  * library call on the baseline x86-64 target. */
