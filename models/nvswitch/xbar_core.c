@@ -452,7 +452,6 @@ static inline uint64_t matched_mask(const int8_t *match, uint64_t all)
 static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *out, xpipe *slot, uint64_t in_valid,
                                    uint64_t matched_in, uint64_t matched_out)
 {
-    const int n = c->n;
     const int8_t *in_match = c->in_match;
     const uint32_t shared = (uint32_t)c->cfg.shared;
     uint64_t mc_in = 0;
@@ -464,9 +463,11 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
         __builtin_prefetch(voq_at(c, i, in_match[i]));
     }
     out->match_in = matched_in;
-    memcpy(out->match_out, in_match, (size_t)n);
-    memcpy(c->cr_q, in_match, (size_t)n);     /* a matched input frees a slot of the VOQ it read */
-    memcpy(slot->src, c->out_match, (size_t)n); /* fan-out reads below overwrite their outputs' */
+    /* whole arrays (entries N..63 of the matching are -1, never read): a
+     * fixed size the compiler copies in a few moves */
+    memcpy(out->match_out, in_match, XBAR_MAX_PORTS);
+    memcpy(c->cr_q, in_match, XBAR_MAX_PORTS);     /* a matched input frees a slot of the VOQ it read */
+    memcpy(slot->src, c->out_match, XBAR_MAX_PORTS); /* fan-out reads below overwrite their outputs' */
     /* Step 3: transfer the head flit of every matched VOQ. */
     for (uint64_t m = matched_in; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
@@ -547,10 +548,10 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     out->valid = slot->valid;
     if (slot->valid) {
         memcpy(out->out_data, slot->data, (size_t)n * sizeof slot->data[0]);
-        memcpy(out->out_src, slot->src, (size_t)n);
+        memcpy(out->out_src, slot->src, XBAR_MAX_PORTS);
     }
     out->credit = c->cr;
-    if (c->cr) memcpy(out->credit_queue, c->cr_q, (size_t)n);
+    if (c->cr) memcpy(out->credit_queue, c->cr_q, XBAR_MAX_PORTS);
     memcpy(out->credit_extra, c->cr_extra, (size_t)n * sizeof c->cr_extra[0]);
     if (c->cr_extra_any) {
         memset(c->cr_extra, 0, sizeof c->cr_extra);
