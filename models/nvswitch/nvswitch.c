@@ -354,8 +354,6 @@ static void trace_ingress_label(nvswitch *s, nvs_port *p, uint64_t word)
     sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
 }
 
-#define NVS_RUN_MAX 64 /* longest run: the wheel's size */
-
 /* A message that has presented nothing yet, starting in `cycle`: as one run
  * if the core takes it so (true), else the caller presents it per flit. */
 static bool try_run(nvswitch *s, int i, uint64_t cycle)
@@ -370,9 +368,11 @@ static bool try_run(nvswitch *s, int i, uint64_t cycle)
 }
 
 /* Present at most one flit per input: the oldest that arrived strictly
- * before this edge (so same-time event order cannot matter). Returns the
- * inputs that presented the last flit of their message: the next one may
- * take its place only after the core has read this one. */
+ * before this edge (so same-time event order cannot matter); a message that
+ * starts now may go as one run instead (try_run), and an input whose run
+ * ends now takes its next message. Returns the inputs that presented the
+ * last flit of their message flit by flit: the next one may take its place
+ * only after the core has read this one. */
 static uint64_t present(nvswitch *s, sim_time_ps now, uint64_t cycle)
 {
     const bool tr = s->tr != NULL;

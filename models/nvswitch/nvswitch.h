@@ -68,6 +68,8 @@ typedef struct nvs_port {
     uint32_t last_held;
 } nvs_port;
 
+#define NVS_RUN_MAX 64 /* longest presentation run, in flits: the run wheel's size */
+
 typedef struct nvswitch {
     sim_kernel *k;
     nvswitch_cfg cfg;
@@ -99,11 +101,12 @@ typedef struct nvswitch {
     /* Presentation runs (xbar_core_present_run): with the C core alone and
      * no trace, a message's flits go to the core as one run, and the input
      * has nothing to do until the run ends. run_wheel[c % NVS_RUN_MAX]: the
-     * inputs whose run ends at cycle c (free for their next message). */
+     * inputs whose run ends at cycle c (free for their next message); a
+     * message of more flits is presented flit by flit. */
     bool runs;                           /* runs may be tried */
     uint64_t fresh_mask;                 /* inputs whose message has presented nothing yet */
     uint64_t run_mask;                   /* inputs whose message is a run */
-    uint64_t run_wheel[64];
+    uint64_t run_wheel[NVS_RUN_MAX];
     uint64_t run_end[XBAR_MAX_PORTS];    /* the cycle after the run's last flit */
     nvs_port port[XBAR_MAX_PORTS];
     sim_trace *tr;
