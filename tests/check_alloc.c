@@ -546,6 +546,151 @@ START_TEST(runs_equal_flit_by_flit)
 }
 END_TEST
 
+/* Read watches and run ends (xbar_core_watch_add, _watch_fired,
+ * _run_last) against a reference that replays every VOQ from the outputs:
+ * a watch fires exactly with the credit of the read that reaches it, also
+ * when re-armed by one the last step already made, and a flit is flagged
+ * exactly when it ends its VOQ run (the next flit in the VOQ, if any yet,
+ * does not continue it). Packets go flit by flit or as runs, some
+ * multicast, with and without fan-out read. Latency 1: a read's credit and
+ * its flit come out of the same step. */
+typedef struct ref_flit { uint64_t data, seq; int mc; } ref_flit;
+enum { REF_CAP = 1024 };
+typedef struct ref_voq { ref_flit f[REF_CAP]; uint32_t head, len; uint64_t reads, target; } ref_voq;
+
+static void ref_push(ref_voq *q, uint64_t data, uint64_t seq, uint64_t dm)
+{
+    REQUIRE(q->len < REF_CAP, "reference VOQ full");
+    q->f[(q->head + q->len++) % REF_CAP] = (ref_flit){ data, seq, (dm & (dm - 1)) != 0 };
+}
+
+/* The read of VOQ q (i, j) reported by out: checks the flit driven on output
+ * j, its run-end flag and the watch; re-arms a fired watch. */
+static void ref_read(xbar_core *c, ref_voq *q, const xbar_out *o, int i, int j, int fired, sim_rng *r, int t)
+{
+    REQUIRE(q->len, "cycle %d: read of empty VOQ %d,%d", t, i, j);
+    const ref_flit e = q->f[q->head];
+    q->head = (q->head + 1) % REF_CAP;
+    q->len--;
+    REQUIRE(o->valid >> j & 1 && o->out_data[j] == e.data && o->out_src[j] == i, "cycle %d: output %d: not VOQ %d,%d's head", t, j, i, j);
+    const ref_flit *next = q->len ? &q->f[q->head] : NULL;
+    const int last = !next || next->data != e.data + 1 || next->seq != e.seq + 1 || next->mc != e.mc;
+    REQUIRE((int)(xbar_core_run_last(c) >> j & 1) == last, "cycle %d: output %d: run end flag %d, reference %d", t, j, !last, last);
+    q->reads++;
+    REQUIRE(fired == (q->reads == q->target), "cycle %d: VOQ %d,%d: fired %d after %llu reads, armed for %llu", t, i, j, fired,
+            (unsigned long long)q->reads, (unsigned long long)q->target);
+    if (!fired) return;
+    const uint32_t k = 1 + (uint32_t)sim_rng_below(r, 4);
+    q->target += k;
+    xbar_core_watch_add(c, i, j, k);
+}
+
+static void watch_check(int n, int fan, double mcast_p, uint64_t seed)
+{
+    xbar_core *c = core_make(n, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 0, 1, fan, XBAR_INJECT_NONE);
+    static ref_voq ref[8][8];
+    memset(ref, 0, sizeof ref);
+    sim_rng r;
+    sim_rng_seed(&r, seed);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            ref[i][j].target = 1 + sim_rng_below(&r, 4);
+            xbar_core_watch_add(c, i, j, (uint32_t)ref[i][j].target);
+        }
+    uint64_t pkt_dm[8] = { 0 }, data[8] = { 0 }, seq[8] = { 0 };
+    int pkt_left[8] = { 0 }, as_run[8] = { 0 };
+    xbar_in in;
+    xbar_out out;
+    memset(&in, 0, sizeof in);
+    /* the flits and runs presented in the last step: the reference sees them after that step's reads */
+    uint64_t wrote_valid = 0, wrote_dm[8], wrote_data[8], wrote_seq[8], run_valid = 0, wrote_runs = 0;
+    uint64_t run_data[8], run_dm[8], wrote_run_data[8], wrote_run_dm[8];
+    int run_len[8], wrote_run_len[8];
+    long fires = 0, lasts = 0;
+    for (int t = 0; t < 3000; t++) {
+        in.valid = 0;
+        run_valid = 0;
+        for (int i = 0; i < n; i++) {
+            if (as_run[i] && --as_run[i]) continue; /* the run is still being presented */
+            if (!pkt_left[i]) {
+                if (!sim_rng_bernoulli(&r, 0.4)) continue;
+                const bool mc = sim_rng_bernoulli(&r, mcast_p);
+                pkt_dm[i] = mc ? (sim_rng_u64(&r) & xbar_mask_all(n)) | 1 : 1ULL << sim_rng_below(&r, (uint64_t)n);
+                pkt_left[i] = 1 + (int)sim_rng_below(&r, 6);
+                data[i] = (uint64_t)i << 40 | (sim_rng_bernoulli(&r, 0.3) ? data[i] : sim_rng_u64(&r) >> 30);
+                if (!mc && sim_rng_bernoulli(&r, 0.5) && xbar_core_present_run(c, i, data[i], pkt_dm[i], (uint32_t)pkt_left[i])) {
+                    run_valid |= 1ULL << i; /* written whole in this step */
+                    as_run[i] = run_len[i] = pkt_left[i];
+                    run_data[i] = data[i];
+                    run_dm[i] = pkt_dm[i];
+                    data[i] += (uint64_t)pkt_left[i];
+                    pkt_left[i] = 0;
+                    continue;
+                }
+            }
+            in.valid |= 1ULL << i;
+            in.in[i].data = data[i]++;
+            in.in[i].dest_mask = pkt_dm[i];
+            pkt_left[i]--;
+        }
+        xbar_core_step(c, &in, &out);
+        const uint64_t fired = xbar_core_watch_fired(c);
+        const uint64_t *fired_extra = xbar_core_watch_fired_extra(c);
+        REQUIRE(!(fired & ~out.credit), "cycle %d: a watch fired without a credit", t);
+        for (uint64_t m = out.credit; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m), j = out.credit_queue[i];
+            const int f = (int)(fired >> i & 1);
+            ref_read(c, &ref[i][j], &out, i, j, f, &r, t);
+            fires += f;
+        }
+        for (int i = 0; i < n; i++) {
+            REQUIRE(!fired_extra || !(fired_extra[i] & ~out.credit_extra[i]), "cycle %d: a fan-out watch fired without a credit", t);
+            for (uint64_t m = out.credit_extra[i]; m; m &= m - 1) {
+                const int j = __builtin_ctzll(m);
+                ref_read(c, &ref[i][j], &out, i, j, fired_extra ? (int)(fired_extra[i] >> j & 1) : 0, &r, t);
+            }
+        }
+        lasts += __builtin_popcountll(xbar_core_run_last(c));
+        for (uint64_t m = wrote_valid; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m);
+            for (uint64_t d = wrote_dm[i]; d; d &= d - 1) ref_push(&ref[i][__builtin_ctzll(d)], wrote_data[i], wrote_seq[i], wrote_dm[i]);
+        }
+        for (uint64_t m = wrote_runs; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m);
+            for (int f = 0; f < wrote_run_len[i]; f++)
+                ref_push(&ref[i][__builtin_ctzll(wrote_run_dm[i])], wrote_run_data[i] + (uint64_t)f, wrote_seq[i] + (uint64_t)f, wrote_run_dm[i]);
+        }
+        wrote_valid = in.valid;
+        wrote_runs = run_valid;
+        for (uint64_t m = in.valid; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m);
+            wrote_dm[i] = in.in[i].dest_mask;
+            wrote_data[i] = in.in[i].data;
+            wrote_seq[i] = seq[i]++;
+        }
+        for (uint64_t m = run_valid; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m);
+            wrote_seq[i] = seq[i];
+            seq[i] += (uint64_t)run_len[i];
+            wrote_run_data[i] = run_data[i];
+            wrote_run_dm[i] = run_dm[i];
+            wrote_run_len[i] = run_len[i];
+        }
+    }
+    ck_assert_int_gt(fires, 500);
+    ck_assert_int_gt(lasts, 300);
+    xbar_core_free(c);
+}
+
+START_TEST(watch_and_run_last)
+{
+    watch_check(4, 0, 0.0, 31);
+    watch_check(6, 1, 0.2, 32);
+    watch_check(8, 0, 0.3, 33);
+    watch_check(8, 1, 0.1, 34);
+}
+END_TEST
+
 /* A flit presented while the input's run lasts breaks the contract: abort. */
 START_TEST(flit_during_run_aborts)
 {
@@ -649,6 +794,7 @@ int main(void)
     tcase_add_test(tc, multicast_bookkeeping);
     tcase_add_test(tc, conservation_all_configs);
     tcase_add_test(tc, runs_equal_flit_by_flit);
+    tcase_add_test(tc, watch_and_run_last);
     tcase_add_test_raise_signal(tc, flit_during_run_aborts, SIGABRT);
     tcase_add_test(tc, lockstep_detects_rrm);
     tcase_add_test(tc, bad_config_rejected);

@@ -171,7 +171,7 @@ START_TEST(runs_match_per_flit)
         c.cycles = k == 3 ? 2000 : 6000;
         c.warmup = 500;
         nvs_uniform_result a = urun(&c);
-        c.net.sw.per_flit_present = true;
+        c.net.sw.per_flit = true;
         nvs_uniform_result b = urun(&c);
         ck_assert_msg(a.sim_events == b.sim_events && a.sim_time_ps == b.sim_time_ps, "config %d: events or end time differ", k);
         ck_assert_msg(a.throughput == b.throughput && a.latency_avg_cycles == b.latency_avg_cycles &&

@@ -69,7 +69,8 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             s->impl = s->ls;
         }
     }
-    s->runs = cfg->model == NVS_MODEL_TL && !trace && !cfg->per_flit_present;
+    s->runs = cfg->model == NVS_MODEL_TL && !trace && !cfg->per_flit;
+    s->packets = s->runs && cfg->saf && s->credit_mode == TEP_CREDIT_PER_DEST;
     s->pair = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->pair);
     if (!s->pair) sim_fatal("out of memory");
     for (int i = 0; i < s->n; i++) {
@@ -166,6 +167,18 @@ static void stage_next(nvswitch *s, int i)
     p->st_len--;
 }
 
+/* Packet mode: the frees of pool (i, j) until the per-flit rule of
+ * free_slots could next return its credits (the batch fills or the pool
+ * empties), watched by the core. Arrivals only move that point later, so
+ * they leave the watch alone and the fire checks again (return_batches). An
+ * unarmed pool holds nothing, and has nothing pending. */
+static inline void arm_pool(nvswitch *s, int i, int j, nvs_pair *pl, uint32_t batch)
+{
+    const uint32_t room = batch - pl->pend, k = pl->held < room ? pl->held : room;
+    pl->armed = k;
+    if (k) xbar_core_watch_add(s->tl, i, j, k);
+}
+
 /* Slots of each credit pool `flits` flits of packet k occupy. */
 static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
 {
@@ -173,7 +186,11 @@ static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
     switch (s->credit_mode) {
     case TEP_CREDIT_NONE: break;
     case TEP_CREDIT_PER_DEST:
-        for (uint64_t d = k->dest_mask; d; d &= d - 1) pool[__builtin_ctzll(d)].held += flits;
+        for (uint64_t d = k->dest_mask; d; d &= d - 1) {
+            const int j = __builtin_ctzll(d);
+            pool[j].held += flits;
+            if (s->packets && !pool[j].armed) arm_pool(s, p->idx, j, &pool[j], (uint32_t)s->cfg.credit_batch);
+        }
         break;
     case TEP_CREDIT_PER_FLIT: pool[0].held += flits; break;
     case TEP_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
@@ -250,6 +267,36 @@ static void return_credits(nvswitch *s, const xbar_out *o)
     }
 }
 
+/* Packet mode: pool (i, j)'s watch fired with this cycle's credits, so it
+ * freed the slots the watch was armed for; free_slots returns them if the
+ * per-flit rule would have at the last of those frees (no earlier free
+ * could: the watch stops at the first that might), and the watch is armed
+ * again. */
+static inline void batch_fired(nvswitch *s, int i, int j, uint32_t batch)
+{
+    nvs_pair *pl = nvs_pair_at(s, i, j);
+    free_slots(s, i, (unsigned)j, pl->armed, batch);
+    arm_pool(s, i, j, pl, batch);
+}
+
+/* Packet mode's return_credits: the pools whose watch fired, in the order
+ * return_credits frees slots (the matching's reads, then fan-out reads). */
+static void return_batches(nvswitch *s, const xbar_out *o)
+{
+    const uint32_t batch = (uint32_t)s->cfg.credit_batch;
+    uint64_t freed = (uint64_t)__builtin_popcountll(o->credit);
+    for (uint64_t m = xbar_core_watch_fired(s->tl); m; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        batch_fired(s, i, o->credit_queue[i], batch);
+    }
+    const uint64_t *extra = xbar_core_watch_fired_extra(s->tl);
+    for (int i = 0; s->mcast_seen && i < s->n; i++) {
+        freed += (uint64_t)__builtin_popcountll(o->credit_extra[i]);
+        for (uint64_t m = extra ? extra[i] : 0; m; m &= m - 1) batch_fired(s, i, __builtin_ctzll(m), batch);
+    }
+    s->slots_held -= freed;
+}
+
 static void trace_egress_label(nvswitch *s, nvs_port *p, uint64_t word)
 {
     const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
@@ -261,6 +308,12 @@ static _Noreturn void egress_fatal(const nvswitch *s, int i, int j, uint64_t wor
     if (tflit_src(word) != (unsigned)i)
         sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
     sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, tflit_index(word), i, expect);
+}
+
+/* Store-and-forward: packet `word` (its last flit) goes down output j whole. */
+static inline void send_packet(nvswitch *s, int j, uint64_t word, unsigned nflits)
+{
+    sim_link_send(s->port[j].out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
 }
 
 /* Store-and-forward: flits of one (input, output) pair arrive in order, so
@@ -276,7 +329,32 @@ static inline void reassemble(nvswitch *s, nvs_pair *pair, int i, int j, uint64_
         return;
     }
     pp->reasm = 0;
-    sim_link_send(s->port[j].out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
+    send_packet(s, j, word, nflits);
+}
+
+/* Packet mode: a packet leaves with its last flit, which always ends a VOQ
+ * run (no packet's first tag follows another's last, see tflit_word); a
+ * packet presented flit by flit may make more runs, where the reader
+ * caught up with it. The flits before are counted, not looked at: the core
+ * keeps a run's flits in order, and the drain's credit and copy accounting
+ * sees any lost. */
+static void egress_packets(nvswitch *s, const xbar_out *o)
+{
+    const uint64_t driven = (uint64_t)__builtin_popcountll(o->valid);
+    s->copies_inside -= driven;
+    s->reasm_flits += driven;
+    for (uint64_t m = o->valid & xbar_core_run_last(s->tl); m; m &= m - 1) {
+        const int j = __builtin_ctzll(m), i = o->out_src[j];
+        const uint64_t word = o->out_data[j];
+        const unsigned nflits = tflit_nflits(word);
+        if (tflit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
+        if (tflit_index(word) + 1 != nflits) continue;
+        if (s->reasm_flits < nflits)
+            sim_fatal("%s: a packet of %u flits left output %d with %llu flits driven for it", s->cfg.name, nflits, j,
+                      (unsigned long long)s->reasm_flits);
+        s->reasm_flits -= nflits;
+        send_packet(s, j, word, nflits);
+    }
 }
 
 /* The flits the core drives this cycle go down the output links: wormhole,
@@ -420,15 +498,20 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
     step_core(s);
     for (uint64_t m = done; m; m &= m - 1) stage_next(s, __builtin_ctzll(m));
     const xbar_out *o = &s->out;
-    egress(s, o);
-    return_credits(s, o);
+    if (s->packets) {
+        egress_packets(s, o);
+        return_batches(s, o);
+    } else {
+        egress(s, o);
+        return_credits(s, o);
+    }
     if (s->tr) trace_cycle(s);
     return s->stage_mask || s->copies_inside || s->slots_held;
 }
 
 uint64_t nvswitch_copies_inside(const nvswitch *s)
 {
-    uint64_t c = s->copies_inside; /* staged, queued or in the pipeline */
+    uint64_t c = s->copies_inside + s->reasm_flits; /* staged, queued or in the pipeline; packet mode: driven, packet not sent */
     for (int i = 0; i < s->n; i++)
         for (int t = 0; t < s->n; t++) c += nvs_pair_at(s, i, t)->reasm; /* SAF: waiting in egress reassembly */
     for (int i = 0; i < s->n; i++) {

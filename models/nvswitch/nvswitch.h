@@ -25,7 +25,8 @@ typedef struct nvswitch_cfg {
     int flit_bytes;
     bool saf;                /* store-and-forward: links carry whole packets, egress reassembles */
     int credit_batch;        /* freed slots returned together (1 = every slot at once) */
-    bool per_flit_present;   /* never hand the C core a message as one run (tests compare both ways) */
+    bool per_flit;           /* the flit-by-flit path throughout: no presentation runs, egress and
+                              * credits looked at per flit (tests compare both ways) */
     const char *name;
 } nvswitch_cfg;
 
@@ -53,6 +54,7 @@ typedef struct nvs_pair {
     _Alignas(16) uint32_t held;          /* buffer slots occupied */
     uint32_t pend;                       /* freed slots not yet returned (credit_batch) */
     uint16_t reasm;                      /* SAF: flits of the current packet seen */
+    uint32_t armed;                      /* packet mode: frees the core's read watch was armed for */
 } nvs_pair;
 
 typedef struct nvs_port {
@@ -104,6 +106,14 @@ typedef struct nvswitch {
      * inputs whose run ends at cycle c (free for their next message); a
      * message of more flits is presented flit by flit. */
     bool runs;                           /* runs may be tried */
+    /* Packet mode (runs, store-and-forward, VOQ pools):
+     * the switch looks at a packet's flits only at its ends. A pool's slots
+     * are freed in the batches the per-flit rule would return, found by the
+     * core's read watch (armed = the frees until the next possible return);
+     * a packet leaves when the core drives the last flit of its VOQ run
+     * (xbar_core_run_last). reasm_flits: flits driven whose packet has not. */
+    bool packets;
+    uint64_t reasm_flits;
     uint64_t fresh_mask;                 /* inputs whose message has presented nothing yet */
     uint64_t run_mask;                   /* inputs whose message is a run */
     uint64_t run_wheel[NVS_RUN_MAX];

@@ -50,10 +50,13 @@ typedef struct vq {
     vq_run *rest;              /* ring of the runs behind it */
     uint32_t rest_head, nruns, cap; /* nruns counts `first`; cap (of rest) is 0 or a power of two */
     uint32_t count;            /* flits */
+    int64_t watch;             /* reads left until the watch fires (xbar_core_watch_add); below 0
+                                * when never armed, which no read brings back to 0 */
 } vq;
 
 typedef struct xpipe {
     uint64_t valid;
+    uint64_t last;  /* outputs whose flit is the last of its VOQ run */
     uint64_t data[XBAR_MAX_PORTS];
     uint8_t src[XBAR_MAX_PORTS];
 } xpipe;
@@ -88,6 +91,12 @@ struct xbar_core {
     uint8_t cr_q[XBAR_MAX_PORTS];
     uint64_t cr_extra[XBAR_MAX_PORTS];
     uint64_t cr_extra_any;
+    uint64_t cr_fired;                /* inputs whose read in t reached its VOQ's watch */
+    uint64_t cr_fired_extra[XBAR_MAX_PORTS]; /* the same for fan-out reads, per VOQ (bit j) */
+    bool cr_fired_extra_any;
+    uint64_t out_fired, out_last;     /* of the last step's out (xbar_core_watch_fired, _run_last) */
+    uint64_t out_fired_extra[XBAR_MAX_PORTS];
+    bool out_fired_extra_any;
     uint64_t t;
     int pipe_idx;                     /* slot of cycle t: t mod L */
     uint64_t backlog;
@@ -236,16 +245,17 @@ static inline vq_run *vq_rest_at(const vq *q, uint32_t k) { return &q->rest[(q->
 /* The last run (the queue holds at least one). */
 static inline vq_run *vq_tail(vq *q) { return q->nruns == 1 ? &q->first : vq_rest_at(q, q->nruns - 1); }
 
-/* The first flit leaves. When the run behind moves into place and it is the
- * one *tail (the pushing input's cached tail run) names, *tail follows it. */
-static inline void vq_pop(vq *q, vq_run **tail)
+/* The first flit leaves; returns 1 if it was the last of its run. When the
+ * run behind moves into place and it is the one *tail (the pushing input's
+ * cached tail run) names, *tail follows it. */
+static inline uint64_t vq_pop(vq *q, vq_run **tail)
 {
     vq_run *r = &q->first;
     q->count--;
     if (r->data + 1 != r->end) { /* a longer run gives up its first flit */
         r->data++;
         r->aux += 2;
-        return;
+        return 0;
     }
     if (--q->nruns) {
         vq_run *next = &q->rest[q->rest_head];
@@ -253,6 +263,7 @@ static inline void vq_pop(vq *q, vq_run **tail)
         if (*tail == next) *tail = r;
         q->rest_head = (q->rest_head + 1) & (q->cap - 1);
     }
+    return 1;
 }
 
 /* The ring behind the first run is full. */
@@ -329,7 +340,11 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         if (voq) {
             vq *q = voq_at(c, i, j);
             drive(slot, i, j, vq_head(q)->data);
-            vq_pop(q, &c->push_run[i]);
+            slot->last |= vq_pop(q, &c->push_run[i]) << j;
+            if (--q->watch == 0) {
+                c->cr_fired_extra[i] |= 1ULL << j;
+                c->cr_fired_extra_any = true;
+            }
             c->occ[i] -= (uint32_t)c->cfg.shared;
             c->backlog--;
             c->cr_extra[i] |= 1ULL << j;
@@ -393,6 +408,29 @@ bool xbar_core_present_run(xbar_core *c, int i, uint64_t data, uint64_t dest_mas
     return true;
 }
 
+void xbar_core_watch_add(xbar_core *c, int i, int j, uint32_t reads)
+{
+    if (c->cfg.queue != XBAR_QUEUE_VOQ) core_fatal(c, "read watch on a FIFO core", i, j);
+    if (i < 0 || i >= c->n || j < 0 || j >= c->n) core_fatal(c, "read watch on no such VOQ", i, j);
+    vq *q = voq_at(c, i, j);
+    q->watch += reads;
+    if (q->watch > 0 || !reads) return;
+    /* Reached by reads already made: only by the last step's read of this
+     * VOQ, whose credit is still to be driven; it fires with it. */
+    if (q->watch == 0 && (c->cr >> i & 1) && c->cr_q[i] == j) {
+        c->cr_fired |= 1ULL << i;
+    } else if (q->watch == 0 && (c->cr_extra[i] >> j & 1)) {
+        c->cr_fired_extra[i] |= 1ULL << j;
+        c->cr_fired_extra_any = true;
+    } else {
+        core_fatal(c, "read watch armed after the reads it would wait for", i, j);
+    }
+}
+
+uint64_t xbar_core_watch_fired(const xbar_core *c) { return c->out_fired; }
+const uint64_t *xbar_core_watch_fired_extra(const xbar_core *c) { return c->out_fired_extra_any ? c->out_fired_extra : NULL; }
+uint64_t xbar_core_run_last(const xbar_core *c) { return c->out_last; }
+
 /* Step 4 for the runs presented this cycle: each goes into its VOQ whole
  * (its first flit as a one-per-cycle write would, the rest as the run's
  * continuation), so no later cycle writes anything for it. */
@@ -454,7 +492,7 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
 {
     const int8_t *in_match = c->in_match;
     const uint32_t shared = (uint32_t)c->cfg.shared;
-    uint64_t mc_in = 0;
+    uint64_t mc_in = 0, last = 0, fired = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
     /* The matched VOQs are all over the switch, often out of cache: ask for
      * all of them first so the misses overlap. */
@@ -479,7 +517,8 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
             mc_in |= 1ULL << i;
         }
         slot->data[j] = e->data;
-        vq_pop(q, &c->push_run[i]);
+        last |= vq_pop(q, &c->push_run[i]) << j;
+        fired |= (uint64_t)(--q->watch == 0) << i;
         if (!q->count) {
             c->req_in[i] &= ~(1ULL << j);
             c->req_out[j] &= ~(1ULL << i);
@@ -488,7 +527,9 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
     if (shared)
         for (uint64_t m = matched_in; m; m &= m - 1) c->occ[__builtin_ctzll(m)]--;
     slot->valid |= matched_out;
+    slot->last = last;
     c->cr |= matched_in;
+    c->cr_fired = fired;
     c->backlog -= (uint64_t)__builtin_popcountll(matched_in);
     if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
     /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
@@ -549,6 +590,14 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     if (slot->valid) {
         memcpy(out->out_data, slot->data, (size_t)n * sizeof slot->data[0]);
         memcpy(out->out_src, slot->src, XBAR_MAX_PORTS);
+    }
+    c->out_last = slot->last;
+    c->out_fired = c->cr_fired;
+    if (c->out_fired_extra_any || c->cr_fired_extra_any) { /* only after multicast fan-out reads */
+        memcpy(c->out_fired_extra, c->cr_fired_extra, sizeof c->out_fired_extra);
+        memset(c->cr_fired_extra, 0, sizeof c->cr_fired_extra);
+        c->out_fired_extra_any = c->cr_fired_extra_any;
+        c->cr_fired_extra_any = false;
     }
     out->credit = c->cr;
     if (c->cr) memcpy(out->credit_queue, c->cr_q, XBAR_MAX_PORTS);

@@ -57,6 +57,31 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out);
  * run lasts (cycles t0..t0+nflits-1) in->valid bit i must stay clear. */
 bool xbar_core_present_run(xbar_core *c, int i, uint64_t data, uint64_t dest_mask, uint32_t nflits);
 
+/* Per-packet bookkeeping for a caller of the C core with VOQs, so it need
+ * not look at every flit:
+ * - Read watches. Each VOQ has a count of reads owed, 0 at first: every
+ *   read (the matching's or a fan-out read) takes one off, and the read that
+ *   takes it from 1 to 0 fires. xbar_core_watch_add adds to it (between
+ *   steps). Reads made while it is at or below 0 stay owed, so re-arming
+ *   after a fire counts the reads made since: the count may come to 0 by
+ *   the last step's read of the VOQ, which then fires (its credit is still
+ *   to be driven), but not lower, nor by older reads (that aborts). A fire
+ *   is reported with the read's credit: after the step whose out carries
+ *   that credit, bit i of xbar_core_watch_fired() means VOQ
+ *   (i, out->credit_queue[i]) fired, and for a fan-out read
+ *   (out->credit_extra[i] bit j), bit j of xbar_core_watch_fired_extra()[i]
+ *   (NULL when no fan-out read fired).
+ * - Run ends. After a step, bit j of xbar_core_run_last() means the flit on
+ *   output j is the last of its VOQ run: the flits an input presented to
+ *   that VOQ on consecutive presentations with data going up by one, all
+ *   unicast or all multicast (a packet whose flits carry consecutive tags),
+ *   cut where the VOQ ran dry: a flit written after the one before it was
+ *   read starts a run (a run presented whole is one). */
+void xbar_core_watch_add(xbar_core *c, int i, int j, uint32_t reads);
+uint64_t xbar_core_watch_fired(const xbar_core *c);
+const uint64_t *xbar_core_watch_fired_extra(const xbar_core *c);
+uint64_t xbar_core_run_last(const xbar_core *c);
+
 /* The core as an xbar_core_ops implementation (impl = xbar_core *). */
 extern const xbar_core_ops xbar_core_tl_ops;
 
