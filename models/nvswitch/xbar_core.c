@@ -518,7 +518,7 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
         }
         slot->data[j] = e->data;
         last |= vq_pop(q, &c->push_run[i]) << j;
-        fired |= (uint64_t)(--q->watch == 0) << i;
+        if (__builtin_expect(--q->watch == 0, 0)) fired |= 1ULL << i;
         if (!q->count) {
             c->req_in[i] &= ~(1ULL << j);
             c->req_out[j] &= ~(1ULL << i);
