@@ -208,7 +208,7 @@ START_TEST(conservation_mixed)
 }
 END_TEST
 
-static nvs_fanout_result frun(int n, int fanout, bool multicast, int fanout_read, double background, bool saf)
+static nvs_fanout_cfg fcfg(int n, int fanout, bool multicast, int fanout_read, double background, bool saf)
 {
     nvs_fanout_cfg c;
     memset(&c, 0, sizeof c);
@@ -227,6 +227,13 @@ static nvs_fanout_result frun(int n, int fanout, bool multicast, int fanout_read
     c.max_payload = 256;
     c.background = background;
     c.seed = 9;
+    return c;
+}
+
+/* Runs c; the message must complete with every copy conserved. */
+static nvs_fanout_result frun_cfg(const nvs_fanout_cfg *cfg)
+{
+    const nvs_fanout_cfg c = *cfg;
     nvs_fanout_result r;
     char why[256] = "";
     sim_kernel *k = sim_kernel_new();
@@ -234,11 +241,40 @@ static nvs_fanout_result frun(int n, int fanout, bool multicast, int fanout_read
     sim_kernel_free(k);
     ck_assert_msg(rc == 0, "%s", why);
     ck_assert(r.completed);
-    ck_assert_uint_eq(r.copies_delivered, (uint64_t)fanout);
+    ck_assert_uint_eq(r.copies_delivered, (uint64_t)c.fanout);
     ck_assert_msg(r.cons.dropped == 0 && r.cons.duplicated == 0 && r.cons.out_of_order == 0, "fanout conservation");
     ck_assert_msg(r.cons.links_ok, "%s", r.cons.links_why);
     return r;
 }
+
+static nvs_fanout_result frun(int n, int fanout, bool multicast, int fanout_read, double background, bool saf)
+{
+    const nvs_fanout_cfg c = fcfg(n, fanout, multicast, fanout_read, background, saf);
+    return frun_cfg(&c);
+}
+
+/* Packet mode with multicast copies and fan-out reads (the watches fired by
+ * them) under background load and batched credits: exactly the per-flit
+ * path's results. */
+START_TEST(packets_match_per_flit_multicast)
+{
+    for (int k = 0; k < 3; k++) {
+        nvs_fanout_cfg c = fcfg(k == 2 ? 64 : 12, k == 2 ? 40 : 9, true, k != 1, 0.2 + 0.2 * k, true);
+        c.net.sw.credit_batch = 1 + 4 * k;
+        c.net.sw.core.latency = 1 + k;
+        const nvs_fanout_result a = frun_cfg(&c);
+        c.net.sw.per_flit = true;
+        const nvs_fanout_result b = frun_cfg(&c);
+        ck_assert_msg(a.sim_events == b.sim_events && a.sim_time_ps == b.sim_time_ps, "config %d: events or end time differ", k);
+        ck_assert_msg(a.completion_ns == b.completion_ns && a.per_dest_GBps_min == b.per_dest_GBps_min &&
+                          a.per_dest_GBps_avg == b.per_dest_GBps_avg && a.src_link_util == b.src_link_util,
+                      "config %d: results differ", k);
+        ck_assert_msg(a.cons.copies_delivered == b.cons.copies_delivered && a.cons.copies_delivered > 1000,
+                      "config %d: delivered %llu vs %llu", k, (unsigned long long)a.cons.copies_delivered,
+                      (unsigned long long)b.cons.copies_delivered);
+    }
+}
+END_TEST
 
 START_TEST(multicast_k_times_faster)
 {
@@ -324,6 +360,7 @@ int main(void)
     tcase_add_test(tc, deterministic_per_seed);
     tcase_add_test(tc, conservation_mixed);
     tcase_add_test(tc, runs_match_per_flit);
+    tcase_add_test(tc, packets_match_per_flit_multicast);
     tcase_add_test(tc, multicast_k_times_faster);
     tcase_add_test(tc, rtl_model_refused_until_registered);
     tcase_add_test(tc, model_both_lockstep);
