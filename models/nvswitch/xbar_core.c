@@ -50,8 +50,8 @@ typedef struct vq {
     vq_run *rest;              /* ring of the runs behind it */
     uint32_t rest_head, nruns, cap; /* nruns counts `first`; cap (of rest) is 0 or a power of two */
     uint32_t count;            /* flits */
-    int64_t watch;             /* reads left until the watch fires (xbar_core_watch_add); below 0
-                                * when never armed, which no read brings back to 0 */
+    int64_t watch;             /* reads owed to the read watch (xbar_core_watch_add): the read
+                                * taking it from 1 to 0 fires; never armed, it only goes down */
 } vq;
 
 typedef struct xpipe {
