@@ -495,10 +495,14 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
     uint64_t mc_in = 0, last = 0, fired = 0;
     uint64_t popseq[XBAR_MAX_PORTS];
     /* The matched VOQs are all over the switch, often out of cache: ask for
-     * all of them first so the misses overlap. */
+     * all of them first so the misses overlap (and keep where they are, in
+     * matched-input order, for the transfer below). */
+    vq *mq[XBAR_MAX_PORTS];
+    int nm = 0;
     for (uint64_t m = matched_in; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
-        __builtin_prefetch(voq_at(c, i, in_match[i]));
+        mq[nm] = voq_at(c, i, in_match[i]);
+        __builtin_prefetch(mq[nm++]);
     }
     out->match_in = matched_in;
     /* whole arrays (entries N..63 of the matching are -1, never read): a
@@ -507,10 +511,11 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
     memcpy(c->cr_q, in_match, XBAR_MAX_PORTS);     /* a matched input frees a slot of the VOQ it read */
     memcpy(slot->src, c->out_match, XBAR_MAX_PORTS); /* fan-out reads below overwrite their outputs' */
     /* Step 3: transfer the head flit of every matched VOQ. */
+    nm = 0;
     for (uint64_t m = matched_in; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
         const int j = in_match[i];
-        vq *q = voq_at(c, i, j);
+        vq *q = mq[nm++];
         const vq_run *e = vq_head(q);
         if (e->aux & 1) { /* a multicast copy: others of it may join below */
             popseq[i] = e->aux;
