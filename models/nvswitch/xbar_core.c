@@ -91,6 +91,7 @@ struct xbar_core {
     uint8_t cr_q[XBAR_MAX_PORTS];
     uint64_t cr_extra[XBAR_MAX_PORTS];
     uint64_t cr_extra_any;
+    const xbar_out *zero_extra_out;   /* the out whose credit_extra the last step left all zero */
     uint64_t cr_fired;                /* inputs whose read in t reached its VOQ's watch */
     uint64_t cr_fired_extra[XBAR_MAX_PORTS]; /* the same for fan-out reads, per VOQ (bit j) */
     bool cr_fired_extra_any;
@@ -606,8 +607,9 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     }
     out->credit = c->cr;
     if (c->cr) memcpy(out->credit_queue, c->cr_q, XBAR_MAX_PORTS);
-    memcpy(out->credit_extra, c->cr_extra, (size_t)n * sizeof c->cr_extra[0]);
-    if (c->cr_extra_any) {
+    if (c->cr_extra_any || out != c->zero_extra_out) {
+        memcpy(out->credit_extra, c->cr_extra, (size_t)n * sizeof c->cr_extra[0]);
+        c->zero_extra_out = c->cr_extra_any ? NULL : out;
         memset(c->cr_extra, 0, sizeof c->cr_extra);
         c->cr_extra_any = 0;
     }

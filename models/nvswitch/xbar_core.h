@@ -41,8 +41,11 @@ void xbar_core_free(xbar_core *c);
 /* One cycle: `in` = flits presented this cycle, `out` = what the core drives
  * this cycle. out->out_data/out_src are written only for bits set in
  * out->valid, credit_queue only for bits in out->credit; credit_extra[0..N-1],
- * match_in and valid/credit are always written. The caller must respect the
- * credits: a write into a full queue aborts (broken invariant). */
+ * match_in and valid/credit always hold this cycle's values (credit_extra,
+ * all zero but after fan-out reads, is not written again into the `out` that
+ * already holds zeros from the last step: the caller reads `out`, never
+ * writes it). The caller must respect the credits: a write into a full queue
+ * aborts (broken invariant). */
 void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out);
 
 /* A presentation run: input i presents flits data, data+1, ...,
