@@ -187,6 +187,43 @@ START_TEST(runs_match_per_flit)
 }
 END_TEST
 
+/* The random tester (gem5 Ruby's idea): many small random store-and-forward
+ * configurations, each run with runs and packet mode and again flit by flit,
+ * must agree in every result, kernel event count and end time. */
+START_TEST(packets_match_per_flit_random)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 77);
+    const traffic_pattern pats[] = { TRAFFIC_UNIFORM, TRAFFIC_HOTSPOT, TRAFFIC_PERMUTATION, TRAFFIC_ALLTOALL };
+    for (int k = 0; k < 150; k++) {
+        const int n = 2 + (int)sim_rng_below(&r, 30);
+        nvs_uniform_cfg c = ucfg(n, XBAR_QUEUE_VOQ, (xbar_alloc_kind)sim_rng_below(&r, 4), 1 + (int)sim_rng_below(&r, 3),
+                                 1 + (int)sim_rng_below(&r, 64), 0.1 + 0.9 * sim_rng_double(&r));
+        c.pkt_flits = 1 + (int)sim_rng_below(&r, 70);
+        if (c.net.sw.core.depth < c.pkt_flits) c.net.sw.core.depth = c.pkt_flits; /* room for a whole packet */
+        c.net.sw.saf = true;
+        c.net.sw.credit_batch = 1 + (int)sim_rng_below(&r, 20);
+        c.net.sw.core.latency = 1 + (int)sim_rng_below(&r, 4);
+        c.net.sw.core.fanout_read = (int)sim_rng_below(&r, 2);
+        c.net.link_latency_ns = (double)sim_rng_below(&r, 50) / 3.0;
+        c.pattern = pats[sim_rng_below(&r, 4)];
+        c.hotspot_frac = 0.3;
+        c.cycles = 2000;
+        c.warmup = 200;
+        c.seed = (uint64_t)k + 1;
+        const nvs_uniform_result a = urun(&c);
+        c.net.sw.per_flit = true;
+        const nvs_uniform_result b = urun(&c);
+        ck_assert_msg(a.sim_events == b.sim_events && a.sim_time_ps == b.sim_time_ps && a.throughput == b.throughput &&
+                          a.latency_avg_cycles == b.latency_avg_cycles && a.latency_p99_cycles == b.latency_p99_cycles &&
+                          a.backlog_end == b.backlog_end && a.cons.copies_delivered == b.cons.copies_delivered &&
+                          memcmp(a.per_output, b.per_output, sizeof a.per_output) == 0,
+                      "config %d (ports %d, depth %d, %d-flit packets, batch %d, latency %d): packet mode differs", k, n,
+                      c.net.sw.core.depth, c.pkt_flits, c.net.sw.credit_batch, c.net.sw.core.latency);
+    }
+}
+END_TEST
+
 /* Every pattern, store-and-forward and wormhole packets, shared buffers: conserved. */
 START_TEST(conservation_mixed)
 {
@@ -361,6 +398,7 @@ int main(void)
     tcase_add_test(tc, conservation_mixed);
     tcase_add_test(tc, runs_match_per_flit);
     tcase_add_test(tc, packets_match_per_flit_multicast);
+    tcase_add_test(tc, packets_match_per_flit_random);
     tcase_add_test(tc, multicast_k_times_faster);
     tcase_add_test(tc, rtl_model_refused_until_registered);
     tcase_add_test(tc, model_both_lockstep);
