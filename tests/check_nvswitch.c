@@ -156,6 +156,21 @@ START_TEST(deterministic_per_seed)
 }
 END_TEST
 
+/* Two runs of one configuration (e.g. with and without nvswitch_cfg.per_flit):
+ * NULL if every result, kernel event count and end time is the same, else
+ * what differs first. */
+static const char *uniform_diff(const nvs_uniform_result *a, const nvs_uniform_result *b)
+{
+    if (a->sim_events != b->sim_events || a->sim_time_ps != b->sim_time_ps) return "kernel events or end time";
+    if (a->throughput != b->throughput || a->latency_avg_cycles != b->latency_avg_cycles ||
+        a->latency_p99_cycles != b->latency_p99_cycles || a->backlog_end != b->backlog_end)
+        return "results";
+    if (memcmp(a->per_input, b->per_input, sizeof a->per_input) || memcmp(a->per_output, b->per_output, sizeof a->per_output))
+        return "per-port throughputs";
+    if (a->cons.copies_delivered != b->cons.copies_delivered) return "copies delivered";
+    return NULL;
+}
+
 /* Store-and-forward messages handed to the core as runs give exactly the
  * results of presenting their flits one per cycle. */
 START_TEST(runs_match_per_flit)
@@ -173,16 +188,9 @@ START_TEST(runs_match_per_flit)
         nvs_uniform_result a = urun(&c);
         c.net.sw.per_flit = true;
         nvs_uniform_result b = urun(&c);
-        ck_assert_msg(a.sim_events == b.sim_events && a.sim_time_ps == b.sim_time_ps, "config %d: events or end time differ", k);
-        ck_assert_msg(a.throughput == b.throughput && a.latency_avg_cycles == b.latency_avg_cycles &&
-                          a.latency_p99_cycles == b.latency_p99_cycles && a.backlog_end == b.backlog_end,
-                      "config %d: results differ", k);
-        ck_assert_msg(memcmp(a.per_input, b.per_input, sizeof a.per_input) == 0 &&
-                          memcmp(a.per_output, b.per_output, sizeof a.per_output) == 0,
-                      "config %d: per-port throughput differs", k);
-        ck_assert_msg(a.cons.copies_delivered == b.cons.copies_delivered && a.cons.copies_delivered > 1000,
-                      "config %d: delivered %llu vs %llu", k, (unsigned long long)a.cons.copies_delivered,
-                      (unsigned long long)b.cons.copies_delivered);
+        const char *diff = uniform_diff(&a, &b);
+        ck_assert_msg(!diff, "config %d: %s differ", k, diff);
+        ck_assert_msg(a.cons.copies_delivered > 1000, "config %d: delivered only %llu", k, (unsigned long long)a.cons.copies_delivered);
     }
 }
 END_TEST
@@ -214,12 +222,10 @@ START_TEST(packets_match_per_flit_random)
         const nvs_uniform_result a = urun(&c);
         c.net.sw.per_flit = true;
         const nvs_uniform_result b = urun(&c);
-        ck_assert_msg(a.sim_events == b.sim_events && a.sim_time_ps == b.sim_time_ps && a.throughput == b.throughput &&
-                          a.latency_avg_cycles == b.latency_avg_cycles && a.latency_p99_cycles == b.latency_p99_cycles &&
-                          a.backlog_end == b.backlog_end && a.cons.copies_delivered == b.cons.copies_delivered &&
-                          memcmp(a.per_output, b.per_output, sizeof a.per_output) == 0,
-                      "config %d (ports %d, depth %d, %d-flit packets, batch %d, latency %d): packet mode differs", k, n,
-                      c.net.sw.core.depth, c.pkt_flits, c.net.sw.credit_batch, c.net.sw.core.latency);
+        const char *diff = uniform_diff(&a, &b);
+        ck_assert_msg(!diff,
+                      "config %d (ports %d, depth %d, %d-flit packets, batch %d, latency %d): %s differ", k, n,
+                      c.net.sw.core.depth, c.pkt_flits, c.net.sw.credit_batch, c.net.sw.core.latency, diff);
     }
 }
 END_TEST
