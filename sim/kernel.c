@@ -635,6 +635,34 @@ static inline void fuse_settle(sim_kernel *k)
     if (__builtin_expect(k->fuse_rest != NULL, 0)) fuse_complete(k);
 }
 
+/* The entries of sim_process_wake_at: fire_slot recognises this callback and
+ * wakes the process inline; called directly it does the same. */
+static void wake_entry(void *obj, uint64_t tag)
+{
+    (void)tag;
+    sim_process *p = obj;
+    if (!p->state) run_append(p->cold->k, p);
+}
+
+void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps)
+{
+    if (!delay_ps) sim_fatal("sim_process_wake_at: zero delay (use an event's delta notification)");
+    const sim_time_ps t = k->now + delay_ps;
+    /* the common case of notify_at_in: the slot of the last push, or the
+     * head of t's calendar bucket, with room */
+    time_slot *slot = k->last_slot;
+    if (slot->t != t) slot = k->last_slot = k->cal[(size_t)(t >> CAL_SHIFT) & (CAL_BUCKETS - 1)];
+    if (__builtin_expect(slot->t == t && slot->n < slot->cap, 1)) {
+        uint32_t index = (uint32_t)slot->n++;
+        timed_entry *en = &slot->v[index];
+        en->key = timed_key(0, index);
+        en->fn = wake_entry;
+        en->obj = p;
+    } else {
+        timed_push(k, t, 0, wake_entry, p, 0);
+    }
+}
+
 /* Fires every entry of the earliest slot (queue_top's answer; the caller has
  * set now to its time). */
 static void fire_slot(sim_kernel *k, time_slot *slot)
@@ -647,6 +675,13 @@ static void fire_slot(sim_kernel *k, time_slot *slot)
         if (!en->fn) {
             sim_event *e = en->obj;
             if (event_entry_live(e, slot->t, en->key)) trigger_batch(k, e, &tail);
+        } else if (en->fn == wake_entry) {   /* as trigger_batch for an event whose sole process is p */
+            sim_process *p = en->obj;
+            if (!p->state) {
+                p->state = SIM_PROC_QUEUED;
+                *tail = p;
+                tail = &p->run_next;
+            }
         } else {
             k->run_tailp = tail;
             en->fn(en->obj, en->tag);

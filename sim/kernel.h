@@ -159,6 +159,15 @@ void sim_request_update(sim_kernel *k, sim_prim_channel *ch);
  * Used by clock domains and links to keep one queue entry per domain/link. */
 typedef void (*sim_timed_fn)(void *obj, uint64_t tag);
 void sim_schedule_callback(sim_kernel *k, sim_time_ps delay_ps, int8_t priority, sim_timed_fn fn, void *obj, uint64_t tag);
+/* Wakes method process p at now + delay_ps (> 0) exactly as a timed
+ * notification (priority 0) of an event only p is statically sensitive to
+ * would: an entry in that time's slot, in notification order, that makes p
+ * runnable unless it is already queued or waits on a dynamic trigger. There
+ * is no event, so the wake-up cannot be cancelled or superseded: the caller
+ * keeps at most one pending, or p must not mind an extra activation. Links
+ * use it for their delivery and credit processes (one event fewer to touch
+ * per message). */
+void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps);
 
 /* Fatal model errors (a broken conservation law, an API misuse): print and abort. */
 _Noreturn void sim_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -26,6 +26,17 @@ static void deliver_head(sim_link *l)
     l->recv(l->recv_ctx, l, m.msg, m.bytes);
 }
 
+/* Wakes the delivery process `delay` from now for the oldest message. With
+ * no deferral the armed time only goes from none to that message's arrival,
+ * never earlier, so a wake-up without an event will do; a deferring link
+ * re-arms and cancels (sim_link_rejudge), and an arrival now is a delta
+ * notification: those take arrive_ev. */
+static inline void arm_delivery(sim_link *l, sim_time_ps delay)
+{
+    if (delay && !l->deferrable) sim_process_wake_at(l->k, &l->deliver_proc, delay);
+    else sim_event_notify_at(&l->arrive_ev, delay);
+}
+
 static inline bool msg_waits(const sim_link *l, const sim_link_msg *m)
 {
     return m->deferrable && m->arrive_ps < l->defer_until_ps;
@@ -42,6 +53,16 @@ static inline void notify_delivered(sim_link *l)
  * receiver (without deferral: the oldest one). */
 static void arm(sim_link *l)
 {
+    if (!l->deferrable) { /* no message ever waits: the oldest one */
+        if (l->q_len) {
+            const sim_time_ps t = l->q[l->q_head].arrive_ps;
+            if (t < l->armed_ps) {
+                l->armed_ps = t;
+                arm_delivery(l, t - sim_now(l->k));
+            }
+        }
+        return;
+    }
     size_t mask = l->q_cap - 1;
     for (size_t i = 0; i < l->q_len; i++) {
         const sim_link_msg *m = &l->q[(l->q_head + i) & mask];
@@ -72,7 +93,12 @@ static void deliver(void *ctx)
     arm(l);
 }
 
-void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn) { l->deferrable = fn; }
+void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn)
+{
+    /* a delivery armed without deferral has no event to cancel (arm_delivery) */
+    if (l->q_len) sim_fatal("link %s: sim_link_set_deferrable with messages in flight (set it before the first send)", l->cfg.name);
+    l->deferrable = fn;
+}
 
 void sim_link_defer_until(sim_link *l, sim_time_ps until_ps)
 {
@@ -123,6 +149,16 @@ size_t sim_link_take_arrived(sim_link *l)
     return n;
 }
 
+/* Wakes the credit process `delay` from now for the oldest return: one
+ * wake-up pending while returns are on their way (armed when the first is
+ * queued, then by the process for the next), never moved, so no event is
+ * needed but for a return that arrives now (a delta notification). */
+static inline void arm_credit(sim_link *l, sim_time_ps delay)
+{
+    if (delay) sim_process_wake_at(l->k, &l->credit_proc, delay);
+    else sim_event_notify_at(&l->credit_ev, 0);
+}
+
 static void credit_arrive(void *ctx)
 {
     sim_link *l = ctx;
@@ -133,19 +169,20 @@ static void credit_arrive(void *ctx)
         if (c.arrive_ps > now) break;
         l->cq_head = (l->cq_head + 1) & (l->cq_cap - 1);
         l->cq_len--;
-        if (l->credits[c.type] != SIM_LINK_INFINITE_CREDITS) {
-            l->credits[c.type] += c.n;
-            if (l->credits[c.type] > l->cfg.credits[c.type])
+        sim_link_pool *pl = &l->pool[c.type];
+        if (pl->avail != SIM_LINK_INFINITE_CREDITS) {
+            pl->avail += c.n;
+            if (pl->avail > pl->initial)
                 sim_fatal("link %s: credit type %u overflow: %u > initial %u (credits returned twice?)", l->cfg.name,
-                          c.type, l->credits[c.type], l->cfg.credits[c.type]);
-            if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[c.type], l->credits[c.type]);
+                          c.type, pl->avail, pl->initial);
+            if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[c.type], pl->avail);
         }
         l->credits_returned_total += c.n;
         any = true;
         if (l->on_credit) l->on_credit(l->credit_ctx, l, c.type, c.n);
     }
     if (any) sim_event_notify(&l->credit_returned);
-    if (l->cq_len) sim_event_notify_at(&l->credit_ev, l->cq[l->cq_head].arrive_ps - now);
+    if (l->cq_len) arm_credit(l, l->cq[l->cq_head].arrive_ps - now);
 }
 
 sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg)
@@ -165,7 +202,7 @@ sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg)
         l->ps_per_byte = (uint64_t)ps;
         l->ps_per_byte_frac = (uint32_t)((ps - (long double)l->ps_per_byte) * 4294967296.0L + 0.5L);
     }
-    for (unsigned i = 0; i < l->cfg.credit_types; i++) l->credits[i] = l->cfg.credits[i];
+    for (unsigned i = 0; i < l->cfg.credit_types; i++) l->pool[i].avail = l->pool[i].initial = l->cfg.credits[i];
     l->armed_ps = SIM_TIME_MAX;
     sim_event_init(&l->credit_returned, k, "credit_returned");
     sim_event_init(&l->delivered, k, "delivered");
@@ -214,7 +251,7 @@ void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label)
         char name[32];
         snprintf(name, sizeof name, "credits%u", i);
         l->tv_credit[i] = sim_trace_add_var(t, name, 32);
-        sim_trace_u64(t, l->tv_credit[i], l->credits[i]);
+        sim_trace_u64(t, l->tv_credit[i], l->pool[i].avail);
     }
     sim_trace_pop_scope(t);
 }
@@ -222,7 +259,8 @@ void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label)
 bool sim_link_can_send(const sim_link *l, unsigned type, uint32_t credits)
 {
     if (!credits || type >= l->cfg.credit_types) return true;
-    return l->credits[type] == SIM_LINK_INFINITE_CREDITS || l->credits[type] >= credits;
+    const uint32_t avail = l->pool[type].avail;
+    return avail == SIM_LINK_INFINITE_CREDITS || avail >= credits;
 }
 
 sim_time_ps sim_link_tx_free_ps(const sim_link *l)
@@ -266,7 +304,7 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
     if (l->delivering) l->arm_pending = true;
     else if (arrive < l->armed_ps && !msg_waits(l, m)) {
         l->armed_ps = arrive;
-        sim_event_notify_at(&l->arrive_ev, arrive - now);
+        arm_delivery(l, arrive - now);
     }
     l->msgs_sent++;
     l->bytes_sent += bytes;
@@ -279,23 +317,26 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
 
 bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits)
 {
-    sim_time_ps now = sim_now(l->k);
-    if (credits && type < l->cfg.credit_types && l->credits[type] != SIM_LINK_INFINITE_CREDITS) {
-        if (l->credits[type] < credits) {
-            if (!l->stalled) {
-                l->stalled = true;
-                l->stall_since_ps = now;
-                l->credit_stalls++;
+    if (credits) {
+        if (type >= l->cfg.credit_types)
+            sim_fatal("link %s: credit type %u, the link has %u", l->cfg.name, type, l->cfg.credit_types);
+        sim_link_pool *pl = &l->pool[type];
+        if (pl->avail != SIM_LINK_INFINITE_CREDITS) {
+            if (pl->avail < credits) {
+                if (!l->stalled) {
+                    l->stalled = true;
+                    l->stall_since_ps = sim_now(l->k);
+                    l->credit_stalls++;
+                }
+                return false;
             }
-            return false;
+            pl->avail -= credits;
+            pl->outstanding += credits;
+            if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], pl->avail);
         }
-        l->credits[type] -= credits;
-        l->credits_outstanding[type] += credits;
-        if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], l->credits[type]);
-    } else if (credits && type >= l->cfg.credit_types) {
-        sim_fatal("link %s: credit type %u, the link has %u", l->cfg.name, type, l->cfg.credit_types);
     }
     if (l->stalled) {
+        const sim_time_ps now = sim_now(l->k);
         l->stalled = false;
         l->stall_ps += now - (l->stall_since_ps > l->stats_since_ps ? l->stall_since_ps : l->stats_since_ps);
     }
@@ -312,11 +353,12 @@ void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
 {
     if (type >= l->cfg.credit_types) sim_fatal("link %s: credit type %u returned, the link has %u", l->cfg.name, type, l->cfg.credit_types);
     if (!credits) return;
-    if (l->cfg.credits[type] != SIM_LINK_INFINITE_CREDITS) {
-        if (credits > l->credits_outstanding[type])
+    sim_link_pool *pl = &l->pool[type];
+    if (pl->initial != SIM_LINK_INFINITE_CREDITS) {
+        if (credits > pl->outstanding)
             sim_fatal("link %s: %u credits of type %u returned, only %" PRIu64 " outstanding", l->cfg.name, credits, type,
-                      l->credits_outstanding[type]);
-        l->credits_outstanding[type] -= credits;
+                      pl->outstanding);
+        pl->outstanding -= credits;
     }
     sim_time_ps now = sim_now(l->k);
     if (l->cq_len == l->cq_cap) {
@@ -327,15 +369,15 @@ void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
     c->arrive_ps = now + l->cfg.credit_latency_ps;
     c->n = credits;
     c->type = (uint8_t)type;
-    if (l->cq_len++ == 0) sim_event_notify_at(&l->credit_ev, l->cfg.credit_latency_ps);
+    if (l->cq_len++ == 0) arm_credit(l, l->cfg.credit_latency_ps);
 }
 
 void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n)
 {
-    if (type >= l->cfg.credit_types || l->credits[type] == SIM_LINK_INFINITE_CREDITS || l->credits[type] < n)
+    if (type >= l->cfg.credit_types || l->pool[type].avail == SIM_LINK_INFINITE_CREDITS || l->pool[type].avail < n)
         sim_fatal("link %s: cannot hold %u credits of type %u", l->cfg.name, n, type);
-    l->credits[type] -= n;
-    l->credits_outstanding[type] += n;
+    l->pool[type].avail -= n;
+    l->pool[type].outstanding += n;
 }
 
 uint64_t sim_link_in_flight(const sim_link *l) { return l->q_len; }
@@ -378,13 +420,14 @@ int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n)
         return -1;
     }
     for (unsigned i = 0; i < l->cfg.credit_types; i++) {
-        if (l->cfg.credits[i] == SIM_LINK_INFINITE_CREDITS) continue;
+        const sim_link_pool *pl = &l->pool[i];
+        if (pl->initial == SIM_LINK_INFINITE_CREDITS) continue;
         uint64_t in_return = 0;
         for (size_t j = 0; j < l->cq_len; j++)
             if (l->cq[(l->cq_head + j) & (l->cq_cap - 1)].type == i) in_return += l->cq[(l->cq_head + j) & (l->cq_cap - 1)].n;
-        if (l->credits[i] + l->credits_outstanding[i] + in_return != l->cfg.credits[i]) {
+        if (pl->avail + pl->outstanding + in_return != pl->initial) {
             snprintf(why, n, "link %s: credit type %u: %u available + %" PRIu64 " held + %" PRIu64 " returning != %u initial",
-                     l->cfg.name, i, l->credits[i], l->credits_outstanding[i], in_return, l->cfg.credits[i]);
+                     l->cfg.name, i, pl->avail, pl->outstanding, in_return, pl->initial);
             return -1;
         }
     }

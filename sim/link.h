@@ -46,6 +46,15 @@ typedef struct sim_link_msg {
     uint64_t seq;
 } sim_link_msg;
 
+/* One credit pool of a link, all in one 16-byte record: a send, a return and
+ * a credit arrival each touch one line of the pool array, not one line in
+ * each of three arrays. */
+typedef struct sim_link_pool {
+    uint32_t avail;                  /* credits the sender may spend now */
+    uint32_t initial;                /* cfg.credits[type] (SIM_LINK_INFINITE_CREDITS = unlimited) */
+    uint64_t outstanding;            /* spent, not yet returned */
+} sim_link_pool;
+
 typedef struct sim_link_credit_msg {
     uint64_t arrive_ps;
     uint32_t n;
@@ -93,8 +102,7 @@ struct sim_link {
     sim_event delivered;             /* notified (delta) after each batch of deliveries while some process is
                                       * sensitive to it or waits on it (sim_event_has_waiters); else not at all */
     sim_process deliver_proc, credit_proc;
-    uint32_t credits[SIM_LINK_MAX_CREDIT_TYPES];
-    uint64_t credits_outstanding[SIM_LINK_MAX_CREDIT_TYPES]; /* spent, not yet returned */
+    sim_link_pool pool[SIM_LINK_MAX_CREDIT_TYPES];
     /* statistics */
     uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
@@ -128,6 +136,7 @@ void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label);
  * A deferrable message arriving before the promised time gets no kernel event
  * and waits in the link; any other message is delivered at its arrival as
  * usual, after every earlier one (deferred or not), so order is kept. */
+/* Before the first send on the link. */
 void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn);
 void sim_link_defer_until(sim_link *l, sim_time_ps until_ps);
 void sim_link_rejudge(sim_link *l);
@@ -138,7 +147,9 @@ size_t sim_link_take_arrived(sim_link *l);
 static inline sim_time_ps sim_link_arrival_ps(const sim_link *l) { return l->arrival_ps; }
 
 /* Credits available to the sender now. */
-static inline uint32_t sim_link_credits(const sim_link *l, unsigned type) { return l->credits[type]; }
+static inline uint32_t sim_link_credits(const sim_link *l, unsigned type) { return l->pool[type].avail; }
+/* Credits spent and not yet returned (conservation checks). */
+static inline uint64_t sim_link_credits_outstanding(const sim_link *l, unsigned type) { return l->pool[type].outstanding; }
 bool sim_link_can_send(const sim_link *l, unsigned type, uint32_t credits);
 /* Send spending `credits` of `type`. Returns false (and starts stall accounting)
  * when there are not enough credits; the message is then not sent. */

@@ -757,6 +757,26 @@ START_TEST(test_callbacks_ordered_with_events)
 }
 END_TEST
 
+/* sim_process_wake_at: the entry takes the place a timed notification of the
+ * process's own event would (notification order within the time, priority 0
+ * against other priorities), and wakes nobody already queued. */
+START_TEST(test_process_wake_at_ordered_like_a_notification)
+{
+    four_watchers();
+    ev_c.priority = -1;
+    sim_event_notify_at(&ev_a, SIM_NS(10));
+    sim_process_wake_at(k, &pb.p, SIM_NS(10));
+    sim_event_notify_at(&ev_d, SIM_NS(10));
+    sim_event_notify_at(&ev_c, SIM_NS(10));   /* priority -1: first */
+    sim_process_wake_at(k, &pd.p, SIM_NS(10)); /* d already queued by its event: runs once */
+    sim_process_wake_at(k, &pa.p, SIM_NS(4));
+    sim_process_wake_at(k, &pb.p, SIM_NS(100)); /* far ahead: through the heap */
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "a@4000 c@10000 a@10000 b@10000 d@10000 b@100000");
+    ck_assert_uint_eq(sim_event_count(k), 6);
+}
+END_TEST
+
 /* The timed queue keeps near times (about 32 ns ahead) in a calendar and far
  * ones in a heap (kernel.c). A time first notified far ahead and notified
  * again once near is still one time, in notification order; near times that
@@ -1140,6 +1160,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, test_same_time_order_many);
     tcase_add_test(tc, test_delta_order_first_notified_first);
     tcase_add_test(tc, test_callbacks_ordered_with_events);
+    tcase_add_test(tc, test_process_wake_at_ordered_like_a_notification);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("processes");

@@ -196,7 +196,7 @@ START_TEST(test_credits_spent_and_returned)
     sim_sensitive(&snd.p, &l->credit_returned);
     sim_run(k, 0);
     ck_assert_uint_eq(sim_link_credits(l, 0), 0);
-    ck_assert_uint_eq(l->credits_outstanding[0], 2);
+    ck_assert_uint_eq(l->pool[0].outstanding, 2);
     ck_assert(l->stalled);
     ck_assert_uint_eq(l->credit_stalls, 1);
     char why[256];
@@ -212,7 +212,7 @@ START_TEST(test_credits_spent_and_returned)
     ck_assert_uint_eq(l->credits_returned_total, 4);
     ck_assert_uint_eq(credit_cb_n, 4);
     ck_assert_uint_eq(sim_link_credits(l, 0), 2);
-    ck_assert_uint_eq(l->credits_outstanding[0], 0);
+    ck_assert_uint_eq(l->pool[0].outstanding, 0);
     ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
     sim_link_free(l);
 }
@@ -270,11 +270,11 @@ START_TEST(test_check_detects_violations)
     ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
     /* a leaked credit (the receiver never returned it) */
     ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
-    l->credits_outstanding[0]--;                     /* simulate a credit counter that lost one */
+    l->pool[0].outstanding--;                     /* simulate a credit counter that lost one */
     ck_assert_int_ne(sim_link_check(l, true, why, sizeof why), 0);
     ck_assert_ptr_nonnull(strstr(why, "credit type 0"));
     ck_assert_ptr_nonnull(strstr(why, "bad"));
-    l->credits_outstanding[0]++;
+    l->pool[0].outstanding++;
     /* a lost message */
     l->msgs_delivered--;
     ck_assert_int_ne(sim_link_check(l, false, why, sizeof why), 0);

@@ -1295,8 +1295,8 @@ static void wd_run(void *ctx)
                     for (op_t *p = a->parked; p; p = p->next) fprintf(s->cfg.log, "  parked %p line %u %s\n", (void *)p, p->line, cxl_core_op_name(p->op));
                     fprintf(s->cfg.log, "  cq free %u n_ops %u flush %p\n", a->cq_n, a->n_ops, (void *)a->flush_op);
                     fprintf(s->cfg.log, "  tx q %u/%u/%u credits %u/%u/%u; rx q %u/%u/%u; in %u/%u stalled %u\n", a->tx->q[0].n,
-                            a->tx->q[1].n, a->tx->q[2].n, a->tx->link->credits[0], a->tx->link->credits[1],
-                            a->tx->link->credits[2], a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, a->in_snp.n, a->in_rsp.n,
+                            a->tx->q[1].n, a->tx->q[2].n, sim_link_credits(a->tx->link, 0), sim_link_credits(a->tx->link, 1),
+                            sim_link_credits(a->tx->link, 2), a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, a->in_snp.n, a->in_rsp.n,
                             a->stalled.n);
                     for (tmsg *p = s->pending.head; p; p = p->next)
                         fprintf(s->cfg.log, "  home pending: %s line %u from %u\n", cxl_op_name(p->m.ch, p->m.op), p->m.line, p->m.agent);
@@ -1687,9 +1687,9 @@ unsigned cxl_sys_final_check(cxl_sys *s, char *why, size_t n)
                 agent_t *a = &s->ag[i];
                 fprintf(s->cfg.log, "  agent %u: tx q %u/%u/%u credits %u/%u/%u cur_data %d; rx q %u/%u/%u credits %u/%u/%u; "
                         "in %u/%u stalled %u parked %d lookup %d\n", i, a->tx->q[0].n, a->tx->q[1].n, a->tx->q[2].n,
-                        a->tx->link->credits[0], a->tx->link->credits[1], a->tx->link->credits[2], a->tx->cur_data != NULL,
-                        a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, a->rx->link->credits[0], a->rx->link->credits[1],
-                        a->rx->link->credits[2], a->in_snp.n, a->in_rsp.n, a->stalled.n, a->parked != NULL,
+                        sim_link_credits(a->tx->link, 0), sim_link_credits(a->tx->link, 1), sim_link_credits(a->tx->link, 2), a->tx->cur_data != NULL,
+                        a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, sim_link_credits(a->rx->link, 0), sim_link_credits(a->rx->link, 1),
+                        sim_link_credits(a->rx->link, 2), a->in_snp.n, a->in_rsp.n, a->stalled.n, a->parked != NULL,
                         a->lookup_head != NULL);
             }
     }
@@ -1702,7 +1702,7 @@ unsigned cxl_sys_final_check(cxl_sys *s, char *why, size_t n)
         if (sim_link_check(a->tx->link, true, w, sizeof w)) FAIL("%s", w);
         if (sim_link_check(a->rx->link, true, w, sizeof w)) FAIL("%s", w);
         for (unsigned c = 0; c < 3; c++)
-            if (a->tx->link->credits_outstanding[c] || a->rx->link->credits_outstanding[c])
+            if (sim_link_credits_outstanding(a->tx->link, c) || sim_link_credits_outstanding(a->rx->link, c))
                 FAIL("agent %u: credits of channel %u never returned", i, c);
     }
     for (uint32_t l = 0; l < s->cfg.lines; l++) {

@@ -153,10 +153,10 @@ static void net_drain_and_check(nvs_net *net, sim_kernel *k, nvs_conservation *c
                       sim_link_check(net->down[i], true, c->links_why, sizeof c->links_why) == 0;
         if (c->links_ok && net->up[i]->cfg.credit_types) {
             for (unsigned t = 0; t < net->up[i]->cfg.credit_types; t++)
-                if (net->up[i]->credits[t] != net->up[i]->cfg.credits[t]) {
+                if (sim_link_credits(net->up[i], t) != net->up[i]->cfg.credits[t]) {
                     c->links_ok = false;
                     snprintf(c->links_why, sizeof c->links_why, "link up%d pool %u: %u credits back of %u after the drain", i, t,
-                             net->up[i]->credits[t], net->up[i]->cfg.credits[t]);
+                             sim_link_credits(net->up[i], t), net->up[i]->cfg.credits[t]);
                     break;
                 }
         }
