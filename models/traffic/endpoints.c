@@ -21,7 +21,10 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     e->mp = mp;
     tmsg_pool_prefetch_packets(mp, pp); /* for the sinks (tep_recv) */
     e->injecting = cfg->bernoulli_mask != 0 && cfg->load > 0;
+    e->inject_mask = e->injecting ? cfg->bernoulli_mask : 0;
     e->sending = true;
+    if (e->injecting && (cfg->pkt_flits < 1 || cfg->pkt_flits > TPKT_MAX_FLITS)) /* every Bernoulli packet has pkt_flits */
+        sim_fatal("endpoints: Bernoulli packets of %d flits (allowed 1..%d)", cfg->pkt_flits, TPKT_MAX_FLITS);
     e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
     e->log1m_p_packet = log1p(-e->p_packet);
     sim_hist_init(&e->latency_cycles, "latency_cycles");
@@ -169,28 +172,28 @@ static void check_nflits(const tep_port *p, unsigned nflits)
 
 /* A new packet joins its source queue (a flow's packets share one queue, in
  * creation order). */
-static void enqueue(tep *e, tep_port *p, const tep_qent *q)
+static inline void enqueue_at(tep *e, tep_port *p, int qi, const tep_qent *q)
 {
     p->generated_flits += q->nflits;
     e->flits_generated += q->nflits;
-    int qi = queue_of(e, qent_mask(q));
     if (queue_empty(&p->q[qi])) p->head_flits[qi] = q->nflits;
     queue_push(&p->q[qi], q);
     p->queued++;
     if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
 }
 
+static void enqueue(tep *e, tep_port *p, const tep_qent *q) { enqueue_at(e, p, queue_of(e, qent_mask(q)), q); }
+
 /* A Bernoulli packet to port `dest`: queued without a record (see tep_qent). */
 static void new_bernoulli_packet(tep *e, tep_port *p, int dest, sim_time_ps created_ps)
 {
-    check_nflits(p, (unsigned)e->cfg.pkt_flits);
     const tep_qent q = { .u.created_ps = created_ps, .id = p->next_id++, .nflits = (uint16_t)e->cfg.pkt_flits,
                          .dest = (uint8_t)dest, .flags = 0 };
-    enqueue(e, p, &q);
+    enqueue_at(e, p, e->cfg.src_voq ? dest : 0, &q); /* unicast: the destination's queue (queue_of) */
 }
 
 /* Whether port p's source makes Bernoulli packets now. */
-static inline bool bernoulli_on(const tep *e, const tep_port *p) { return e->injecting && (e->cfg.bernoulli_mask >> p->idx & 1); }
+static inline bool bernoulli_on(const tep *e, const tep_port *p) { return e->inject_mask >> p->idx & 1; }
 
 /* The Bernoulli packets due by `cycle` join the source's queues, each as of
  * its own arrival cycle, with the draws (gap, then destination) in the order
@@ -598,6 +601,7 @@ void tep_stop_injection(tep *e)
 {
     tep_catch_up(e);
     e->injecting = false;
+    e->inject_mask = 0;
 }
 
 uint64_t tep_queued_copies(tep *e)

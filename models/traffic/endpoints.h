@@ -143,6 +143,7 @@ typedef struct tep {
     uint64_t win_in[TRAFFIC_MAX_PORTS];    /* per source: its flits delivered in the window (dense: any sink adds) */
     sim_clock_handler h;
     bool injecting;             /* Bernoulli sources generate while true */
+    uint64_t inject_mask;       /* the sources generating now: cfg.bernoulli_mask while injecting, else 0 */
     bool sending;               /* sources send queued packets while true (false: drain the network) */
     bool stop_when_drained;     /* sim_stop once every copy sent has been delivered */
     double p_packet;
