@@ -1,4 +1,5 @@
 #include "sim/link.h"
+#include "sim/alloc.h"
 #include "sim/ring.h"
 
 #include <inttypes.h>
@@ -187,8 +188,7 @@ static void credit_arrive(void *ctx)
 
 sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg)
 {
-    sim_link *l = calloc(1, sizeof *l);
-    if (!l) sim_fatal("out of memory");
+    sim_link *l = sim_zalloc_aligned(64, sizeof *l); /* the hot lines as laid out (link.h) */
     l->k = k;
     l->cfg = *cfg;
     if (!l->cfg.name) l->cfg.name = "link";
@@ -203,6 +203,9 @@ sim_link *sim_link_new(sim_kernel *k, const sim_link_cfg *cfg)
         l->ps_per_byte_frac = (uint32_t)((ps - (long double)l->ps_per_byte) * 4294967296.0L + 0.5L);
     }
     for (unsigned i = 0; i < l->cfg.credit_types; i++) l->pool[i].avail = l->pool[i].initial = l->cfg.credits[i];
+    l->latency_ps = l->cfg.latency_ps;
+    l->credit_latency_ps = l->cfg.credit_latency_ps;
+    l->credit_types = l->cfg.credit_types;
     l->armed_ps = SIM_TIME_MAX;
     sim_event_init(&l->credit_returned, k, "credit_returned");
     sim_event_init(&l->delivered, k, "delivered");
@@ -258,7 +261,7 @@ void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label)
 
 bool sim_link_can_send(const sim_link *l, unsigned type, uint32_t credits)
 {
-    if (!credits || type >= l->cfg.credit_types) return true;
+    if (!credits || type >= l->credit_types) return true;
     const uint32_t avail = l->pool[type].avail;
     return avail == SIM_LINK_INFINITE_CREDITS || avail >= credits;
 }
@@ -287,7 +290,7 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
     sim_time_ps done = l->busy_until_ps + (l->busy_until_frac != 0);   /* the last byte, rounded up to a ps */
     l->busy_ps += done - (start > l->busy_done_ps ? start : l->busy_done_ps);
     l->busy_done_ps = done;
-    sim_time_ps arrive = done + l->cfg.latency_ps;
+    sim_time_ps arrive = done + l->latency_ps;
     if (l->q_len == l->q_cap) {
         l->q = sim_ring_grow(l->q, sizeof *l->q, l->q_head, l->q_len, &l->q_cap, 16);
         l->q_head = 0;
@@ -318,8 +321,8 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
 bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits)
 {
     if (credits) {
-        if (type >= l->cfg.credit_types)
-            sim_fatal("link %s: credit type %u, the link has %u", l->cfg.name, type, l->cfg.credit_types);
+        if (type >= l->credit_types)
+            sim_fatal("link %s: credit type %u, the link has %u", l->cfg.name, type, l->credit_types);
         sim_link_pool *pl = &l->pool[type];
         if (pl->avail != SIM_LINK_INFINITE_CREDITS) {
             if (pl->avail < credits) {
@@ -351,7 +354,7 @@ void sim_link_send(sim_link *l, void *msg, uint32_t bytes)
 
 void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
 {
-    if (type >= l->cfg.credit_types) sim_fatal("link %s: credit type %u returned, the link has %u", l->cfg.name, type, l->cfg.credit_types);
+    if (type >= l->credit_types) sim_fatal("link %s: credit type %u returned, the link has %u", l->cfg.name, type, l->credit_types);
     if (!credits) return;
     sim_link_pool *pl = &l->pool[type];
     if (pl->initial != SIM_LINK_INFINITE_CREDITS) {
@@ -366,15 +369,15 @@ void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
         l->cq_head = 0;
     }
     sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) & (l->cq_cap - 1)];
-    c->arrive_ps = now + l->cfg.credit_latency_ps;
+    c->arrive_ps = now + l->credit_latency_ps;
     c->n = credits;
     c->type = (uint8_t)type;
-    if (l->cq_len++ == 0) arm_credit(l, l->cfg.credit_latency_ps);
+    if (l->cq_len++ == 0) arm_credit(l, l->credit_latency_ps);
 }
 
 void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n)
 {
-    if (type >= l->cfg.credit_types || l->pool[type].avail == SIM_LINK_INFINITE_CREDITS || l->pool[type].avail < n)
+    if (type >= l->credit_types || l->pool[type].avail == SIM_LINK_INFINITE_CREDITS || l->pool[type].avail < n)
         sim_fatal("link %s: cannot hold %u credits of type %u", l->cfg.name, n, type);
     l->pool[type].avail -= n;
     l->pool[type].outstanding += n;

@@ -62,49 +62,58 @@ typedef struct sim_link_credit_msg {
 } sim_link_credit_msg;
 
 struct sim_link {
-    /* Field order is for the cache: what every send, delivery and credit
-     * return touches comes first, side by side (about five lines), then the
-     * configuration, the events, and the per-pool arrays and statistics a
-     * message touches only at its own pool's entry, or not at all. */
-    sim_kernel *k;
-    /* sender: serialisation time per byte and the time the serialiser is
-     * free, each as whole ps plus a 32-bit binary fraction of a ps: exact to
-     * 2^-32 ps per byte, with no overflow for the whole uint64 ps range. */
+    /* Field order is for the cache (the link is 64-byte aligned): a send
+     * touches lines 0 and 1, a delivery lines 1 and 2 and the processes'
+     * line, a credit return and its arrival line 3 and that line; each also
+     * touches its ring entry and, with credits, its pool's record. The
+     * configuration, the events a message does not touch, the pools, the
+     * statistics and the tracing follow. */
+    /* line 0, the sender: serialisation time per byte and the time the
+     * serialiser is free, each as whole ps plus a 32-bit binary fraction of
+     * a ps: exact to 2^-32 ps per byte, with no overflow for the whole
+     * uint64 ps range. */
+    _Alignas(64) sim_kernel *k;
     uint64_t ps_per_byte;
     uint64_t busy_until_ps;
     uint32_t ps_per_byte_frac;
     uint32_t busy_until_frac;
     sim_time_ps busy_done_ps;        /* end of the last transmission, whole ps (for busy time) */
     uint64_t busy_ps;                /* summed serialisation time since the stats reset, including queued wire time ahead of now */
-    uint64_t msgs_sent, bytes_sent;  /* msgs_sent: also the sequence number of the next message */
+    uint64_t msgs_sent;              /* also the sequence number of the next message */
+    sim_time_ps latency_ps;          /* cfg.latency_ps */
+    /* line 1: in flight, a FIFO ring */
+    sim_link_msg *q; size_t q_head, q_len, q_cap;   /* q_cap: a power of two */
+    sim_time_ps armed_ps;            /* arrival the delivery process is woken for (SIM_TIME_MAX: none) */
+    sim_link_defer_fn deferrable;
+    uint64_t bytes_sent;
+    unsigned credit_types;           /* cfg.credit_types */
     bool stalled;
     bool traced;                     /* sim_link_trace was called (the tv_* below are set) */
-    /* in flight, FIFO rings */
     bool delivering;                 /* inside the delivery loop: arming waits for its end */
     bool arm_pending;
-    sim_link_msg *q; size_t q_head, q_len, q_cap;   /* q_cap: a power of two */
-    sim_time_ps armed_ps;            /* arrival time arrive_ev is notified for (SIM_TIME_MAX: none) */
-    sim_link_defer_fn deferrable;
-    sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
-    /* receiver side */
+    /* line 2: the receiver */
     sim_link_recv_fn recv;
     void *recv_ctx;
     sim_time_ps arrival_ps;          /* arrival time of the message being delivered */
     uint64_t msgs_delivered, bytes_delivered; /* msgs_delivered: the sequence number due next */
-    /* credits on their way back, and the sender's callback */
+    sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
+    uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
+    /* line 3: credits on their way back, and the sender's callback */
     sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
     sim_link_credit_fn on_credit;
     void *credit_ctx;
     uint64_t credits_returned_total;
-    sim_link_cfg cfg;
-    sim_event arrive_ev, credit_ev;
-    sim_event credit_returned;       /* notified when credits arrive at the sender */
+    sim_time_ps credit_latency_ps;   /* cfg.credit_latency_ps */
+    /* the processes (woken, run) and the events every delivery and credit
+     * arrival asks whether anyone waits on */
+    _Alignas(64) sim_process deliver_proc, credit_proc;
     sim_event delivered;             /* notified (delta) after each batch of deliveries while some process is
                                       * sensitive to it or waits on it (sim_event_has_waiters); else not at all */
-    sim_process deliver_proc, credit_proc;
-    sim_link_pool pool[SIM_LINK_MAX_CREDIT_TYPES];
+    sim_event credit_returned;       /* notified when credits arrive at the sender */
+    sim_event arrive_ev, credit_ev;  /* deferring links, and arrivals due now (delta) */
+    sim_link_cfg cfg;
+    _Alignas(64) sim_link_pool pool[SIM_LINK_MAX_CREDIT_TYPES];
     /* statistics */
-    uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
     uint64_t stall_since_ps;
     uint64_t credit_stalls;          /* number of blocked attempts that started a stall */
