@@ -104,11 +104,13 @@ struct sim_link {
     void *credit_ctx;
     uint64_t credits_returned_total;
     sim_time_ps credit_latency_ps;   /* cfg.credit_latency_ps */
-    /* the processes (woken, run) and the events every delivery and credit
-     * arrival asks whether anyone waits on */
-    _Alignas(64) sim_process deliver_proc, credit_proc;
+    /* Each process (woken and run: its first 32 bytes) shares a line with
+     * the event its every activation asks whether anyone waits on (the
+     * event's first 24 bytes). */
+    _Alignas(64) sim_process deliver_proc;
     sim_event delivered;             /* notified (delta) after each batch of deliveries while some process is
                                       * sensitive to it or waits on it (sim_event_has_waiters); else not at all */
+    _Alignas(64) sim_process credit_proc;
     sim_event credit_returned;       /* notified when credits arrive at the sender */
     sim_event arrive_ev, credit_ev;  /* deferring links, and arrivals due now (delta) */
     sim_link_cfg cfg;
