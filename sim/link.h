@@ -64,28 +64,28 @@ typedef struct sim_link_credit_msg {
 struct sim_link {
     /* Field order is for the cache (the link is 64-byte aligned): a send
      * touches lines 0 and 1, a delivery lines 1 and 2 and the processes'
-     * line, a credit return and its arrival line 3 and that line; each also
-     * touches its ring entry and, with credits, its pool's record. The
-     * configuration, the events a message does not touch, the pools, the
+     * line, a credit return and its arrival lines 1 and 3 and that line;
+     * each also touches its ring entry and, with credits, its pool's record.
+     * The configuration, the events a message does not touch, the pools, the
      * statistics and the tracing follow. */
     /* line 0, the sender: serialisation time per byte and the time the
      * serialiser is free, each as whole ps plus a 32-bit binary fraction of
      * a ps: exact to 2^-32 ps per byte, with no overflow for the whole
      * uint64 ps range. */
-    _Alignas(64) sim_kernel *k;
-    uint64_t ps_per_byte;
+    _Alignas(64) uint64_t ps_per_byte;
     uint64_t busy_until_ps;
     uint32_t ps_per_byte_frac;
     uint32_t busy_until_frac;
     sim_time_ps busy_done_ps;        /* end of the last transmission, whole ps (for busy time) */
     uint64_t busy_ps;                /* summed serialisation time since the stats reset, including queued wire time ahead of now */
     uint64_t msgs_sent;              /* also the sequence number of the next message */
+    uint64_t bytes_sent;
     sim_time_ps latency_ps;          /* cfg.latency_ps */
-    /* line 1: in flight, a FIFO ring */
+    /* line 1: the kernel (every side asks it the time), in flight (a FIFO ring) */
+    sim_kernel *k;
     sim_link_msg *q; size_t q_head, q_len, q_cap;   /* q_cap: a power of two */
     sim_time_ps armed_ps;            /* arrival the delivery process is woken for (SIM_TIME_MAX: none) */
     sim_link_defer_fn deferrable;
-    uint64_t bytes_sent;
     unsigned credit_types;           /* cfg.credit_types */
     bool stalled;
     bool traced;                     /* sim_link_trace was called (the tv_* below are set) */
@@ -99,7 +99,7 @@ struct sim_link {
     sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
     uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
     /* line 3: credits on their way back, and the sender's callback */
-    sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
+    _Alignas(64) sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
     sim_link_credit_fn on_credit;
     void *credit_ctx;
     uint64_t credits_returned_total;
