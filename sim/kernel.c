@@ -644,7 +644,7 @@ static void wake_entry(void *obj, uint64_t tag)
     if (!p->state) run_append(p->cold->k, p);
 }
 
-void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps)
+inline void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps)
 {
     if (!delay_ps) sim_fatal("sim_process_wake_at: zero delay (use an event's delta notification)");
     const sim_time_ps t = k->now + delay_ps;
