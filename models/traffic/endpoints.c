@@ -319,8 +319,8 @@ static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p)
 {
     if (p >= 1.0) return 0;
     double u = 1.0 - sim_rng_double(r); /* (0, 1] */
-    double g = floor(log(u) / log1m_p);
-    return g > 1e15 ? (uint64_t)1e15 : (uint64_t)g;
+    double g = log(u) / log1m_p;        /* >= 0 (or -0.0), so its floor is its truncation */
+    return g >= 0 && g < 1e15 ? (uint64_t)(int64_t)g : (uint64_t)1e15; /* p = 0: never */
 }
 
 /* Cycles from an edge to the first edge at or after `ps` later. */
