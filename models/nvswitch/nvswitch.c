@@ -180,20 +180,20 @@ static inline void arm_pool(nvswitch *s, int i, int j, nvs_pair *pl, uint32_t ba
 }
 
 /* Slots of each credit pool `flits` flits of packet k occupy. */
-static void hold_slots(nvswitch *s, nvs_port *p, const tpkt *k, uint32_t flits)
+static void hold_slots(nvswitch *s, nvs_port *p, uint64_t dest_mask, uint32_t flits)
 {
     nvs_pair *pool = nvs_pair_at(s, p->idx, 0);
     switch (s->credit_mode) {
     case TEP_CREDIT_NONE: break;
     case TEP_CREDIT_PER_DEST:
-        for (uint64_t d = k->dest_mask; d; d &= d - 1) {
+        for (uint64_t d = dest_mask; d; d &= d - 1) {
             const int j = __builtin_ctzll(d);
             pool[j].held += flits;
             if (s->packets && !pool[j].armed) arm_pool(s, p->idx, j, &pool[j], (uint32_t)s->cfg.credit_batch);
         }
         break;
     case TEP_CREDIT_PER_FLIT: pool[0].held += flits; break;
-    case TEP_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(k->dest_mask); break;
+    case TEP_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(dest_mask); break;
     }
 }
 
@@ -204,15 +204,15 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     nvs_port *p = ctx;
     nvswitch *s = p->sw;
     tmsg *m = msg;
-    const tpkt *k = tpkt_at(s->pp, m->pkt);
     const sim_time_ps now = sim_now(s->k);
-    /* One staging entry per message: its flits are presented one per cycle. */
+    /* One staging entry per message: its flits are presented one per cycle.
+     * The message says all the switch needs (the record stays unread). */
     if (m->count) {
-        const uint64_t dm = k->dest_mask;
+        const uint64_t dm = m->u.dest_mask;
         const uint64_t copies = tpkt_dest_count(dm);
         s->mcast_seen |= copies > 1;
-        stage_push(s, p, tflit_word(k, m->first), dm, now, m->count);
-        hold_slots(s, p, k, m->count);
+        stage_push(s, p, tflit_make(m->pkt, m->src, m->nflits, m->first), dm, now, m->count);
+        hold_slots(s, p, dm, m->count);
         /* accounted per message: the flits are presented one per cycle */
         s->copies_inside += copies * m->count;
         s->slots_held += (s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies) * m->count;
@@ -313,7 +313,8 @@ static _Noreturn void egress_fatal(const nvswitch *s, int i, int j, uint64_t wor
 /* Store-and-forward: packet `word` (its last flit) goes down output j whole. */
 static inline void send_packet(nvswitch *s, int j, uint64_t word, unsigned nflits)
 {
-    sim_link_send(s->port[j].out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits), nflits * (uint32_t)s->cfg.flit_bytes);
+    sim_link_send(s->port[j].out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits, tflit_src(word), nflits, 1ULL << j),
+                  nflits * (uint32_t)s->cfg.flit_bytes);
 }
 
 /* Store-and-forward: flits of one (input, output) pair arrive in order, so
@@ -380,7 +381,8 @@ static void egress(nvswitch *s, const xbar_out *o)
             continue;
         }
         if (tflit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
-        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), tflit_index(word), 1), (uint32_t)s->cfg.flit_bytes);
+        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), tflit_index(word), 1, tflit_src(word), tflit_nflits(word), 1ULL << j),
+                      (uint32_t)s->cfg.flit_bytes);
     }
 }
 

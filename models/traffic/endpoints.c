@@ -370,7 +370,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         head_record(e, p, q)->seq0 = p->next_seq;
         p->next_seq += nflits;
     }
-    tmsg *m = tmsg_alloc(e->mp, q->id, first, count);
+    tmsg *m = tmsg_alloc(e->mp, q->id, first, count, (unsigned)p->idx, nflits, mask);
     send_spending(e, p->tx, mask, count, m, count * (uint32_t)e->cfg.flit_bytes);
     p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
     p->tx_free_cycle = cycle + wire_cycles(e, p->tx_free_ps - now);

@@ -60,10 +60,11 @@ static inline unsigned tpkt_dest_count(uint64_t mask)
 /* Flit word: flit index [7:0], packet flits [15:8], source port [23:16],
  * packet pool index [55:24]. What a switch needs per flit travels in the word,
  * so the packet record (likely out of cache) is read only at the ends. */
-static inline uint64_t tflit_word(const tpkt *k, unsigned flit)
+static inline uint64_t tflit_make(uint32_t idx, unsigned src, unsigned nflits, unsigned flit)
 {
-    return (uint64_t)k->idx << 24 | (uint64_t)(k->src & 0xff) << 16 | (uint64_t)(k->nflits & 0xff) << 8 | (flit & 0xff);
+    return (uint64_t)idx << 24 | (uint64_t)(src & 0xff) << 16 | (uint64_t)(nflits & 0xff) << 8 | (flit & 0xff);
 }
+static inline uint64_t tflit_word(const tpkt *k, unsigned flit) { return tflit_make(k->idx, k->src, k->nflits, flit); }
 static inline uint32_t tflit_pkt(uint64_t word) { return (uint32_t)(word >> 24); }
 static inline unsigned tflit_index(uint64_t word) { return (unsigned)(word & 0xff); }
 static inline unsigned tflit_nflits(uint64_t word) { return (unsigned)(word >> 8 & 0xff); }
@@ -73,11 +74,18 @@ static inline uint64_t tflit_src_index(uint64_t word) { return word & 0xff00ff; 
 static inline uint64_t tflit_src_index_of(unsigned src, unsigned flit) { return (uint64_t)(src & 0xff) << 16 | (flit & 0xff); }
 
 /* What a link carries: flits [first, first+count) of one packet (one flit in
- * wormhole mode, the whole packet in store-and-forward mode). Pooled too. */
+ * wormhole mode, the whole packet in store-and-forward mode). Pooled too.
+ * It repeats the packet's source, size and the destinations its flits go to
+ * from the sender (a switch: the output), so that a switch can take a
+ * message in without reading the packet's record. */
 typedef struct tmsg {
     uint32_t pkt;
-    uint16_t first, count;
-    struct tmsg *next_free;
+    uint8_t first, count;            /* <= TPKT_MAX_FLITS */
+    uint8_t src, nflits;             /* the packet's */
+    union {
+        uint64_t dest_mask;          /* while sent */
+        struct tmsg *next_free;      /* while free */
+    } u;
 } tmsg;
 
 typedef struct tmsg_pool {
@@ -98,19 +106,24 @@ void tmsg_pool_free(tmsg_pool *p);
 void tmsg_pool_grow(tmsg_pool *p);
 static inline void tmsg_release(tmsg_pool *p, tmsg *m)
 {
-    m->next_free = p->free_list;
+    m->u.next_free = p->free_list;
     p->free_list = m;
 }
-/* Inline: two per packet (one per link message) on the hot path. */
-static inline tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count)
+/* Flits [first, first + count) of packet `pkt` (of `nflits` flits, from
+ * port `src`), going to `dest_mask`. Inline: two per packet (one per link
+ * message) on the hot path. */
+static inline tmsg *tmsg_alloc(tmsg_pool *p, uint32_t pkt, unsigned first, unsigned count, unsigned src, unsigned nflits,
+                               uint64_t dest_mask)
 {
     if (!p->free_list) tmsg_pool_grow(p);
     tmsg *m = p->free_list;
-    p->free_list = m->next_free;
+    p->free_list = m->u.next_free;
     m->pkt = pkt;
-    m->first = (uint16_t)first;
-    m->count = (uint16_t)count;
-    m->next_free = NULL;
+    m->first = (uint8_t)first;
+    m->count = (uint8_t)count;
+    m->src = (uint8_t)src;
+    m->nflits = (uint8_t)nflits;
+    m->u.dest_mask = dest_mask;
     if (p->prefetch_pkts) __builtin_prefetch(tpkt_at(p->prefetch_pkts, pkt));
     return m;
 }
