@@ -180,6 +180,7 @@ static inline void enqueue_at(tep *e, tep_port *p, int qi, const tep_qent *q)
     queue_push(&p->q[qi], q);
     p->queued++;
     if (qi < TRAFFIC_MAX_PORTS) p->q_mask |= 1ULL << qi;
+    else p->mc_queued = true;
 }
 
 static void enqueue(tep *e, tep_port *p, const tep_qent *q) { enqueue_at(e, p, queue_of(e, qent_mask(q)), q); }
@@ -284,7 +285,7 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
         const tep_qent *q = queue_first(&p->q[0]);
         return credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : need_flits_saf) ? 0 : -1;
     }
-    const bool mc = !queue_empty(&p->q[TEP_MCAST_Q]);
+    const bool mc = p->mc_queued;
     const int start = p->rr;
     /* dest queues at or after start, then the multicast queue, then the rest */
     uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : p->q_mask & (~0ULL << start);
@@ -386,6 +387,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         if (!queue_empty(r)) p->head_flits[qi] = queue_first(r)->nflits;
         if (msg) p->msg_queued--;
         if (queue_empty(r) && qi < TRAFFIC_MAX_PORTS && e->cfg.src_voq) p->q_mask &= ~(1ULL << qi);
+        if (qi == TEP_MCAST_Q && queue_empty(r)) p->mc_queued = false;
         if (!e->cfg.src_voq && queue_empty(r)) p->q_mask = 0;
         p->rr = qi + 1 == TEP_QUEUES ? 0 : qi + 1;
     } else {

@@ -105,6 +105,7 @@ typedef struct tep_port {
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_tag;
     uint32_t msg_queued;        /* message packets cut and not yet sent */
+    bool mc_queued;             /* the multicast queue is not empty (a pick leaves its struct alone) */
     sim_rng rng;
     uint64_t generated_flits;
     uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
