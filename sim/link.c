@@ -50,8 +50,8 @@ static inline void notify_delivered(sim_link *l)
     if (sim_event_has_waiters(&l->delivered)) sim_event_notify_delta(&l->delivered);
 }
 
-/* Keeps arrive_ev notified for the first message that does not wait for the
- * receiver (without deferral: the oldest one). */
+/* Keeps the delivery process armed (arm_delivery) for the first message that
+ * does not wait for the receiver (without deferral: the oldest one). */
 static void arm(sim_link *l)
 {
     if (!l->deferrable) { /* no message ever waits: the oldest one */
