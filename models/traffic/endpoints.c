@@ -30,8 +30,8 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     sim_hist_init(&e->latency_cycles, "latency_cycles");
     for (int i = 0; i < cfg->ports; i++) {
         tep_port *p = &e->port[i];
-        p->owner = e;
-        p->idx = i;
+        p->owner = p->sink_owner = e;
+        p->idx = p->sink_idx = i;
         p->cur_q = -1;
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
         p->next_arrival = bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
@@ -529,8 +529,8 @@ static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     (void)bytes;
     (void)l;
     tep_port *p = ctx;
-    tep *e = p->owner;
-    const int dst = p->idx;
+    tep *e = p->sink_owner;
+    const int dst = p->sink_idx;
     tmsg *m = msg;
     tpkt *k = tpkt_at(e->pp, m->pkt);
     const sim_time_ps now = sim_now(e->k);

@@ -114,7 +114,10 @@ typedef struct tep_port {
      * source keeps per-flow order. */
     tep_queue q[TEP_QUEUES];
     uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
-    /* sink: what a delivery touches, together */
+    /* sink: what a delivery touches, together (with its own copy of owner
+     * and idx, so that it leaves the source's lines alone) */
+    struct tep *sink_owner;
+    int sink_idx;
     sim_link *rx;
     uint64_t win_out;                      /* flits delivered here in the window */
     uint64_t msg_bytes_total;   /* bytes expected for the message (0 = not a destination) */
