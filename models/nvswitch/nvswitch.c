@@ -179,7 +179,7 @@ static inline void arm_pool(nvswitch *s, int i, int j, nvs_pair *pl, uint32_t ba
     if (k) xbar_core_watch_add(s->tl, i, j, k);
 }
 
-/* Slots of each credit pool `flits` flits of packet k occupy. */
+/* Slots of each credit pool `flits` flits of a packet to `dest_mask` occupy. */
 static void hold_slots(nvswitch *s, nvs_port *p, uint64_t dest_mask, uint32_t flits)
 {
     nvs_pair *pool = nvs_pair_at(s, p->idx, 0);
