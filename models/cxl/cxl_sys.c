@@ -596,7 +596,7 @@ static port *port_new(cxl_sys *s, unsigned agent, bool h2d, bool flits)
     sim_link_cfg lc = { 0 };
     lc.name = p->name;
     lc.latency_ps = flits ? ns_ps(s->cfg.link_ns) : ns_ps(s->cfg.ondie_ns);
-    lc.bandwidth_GBps = flits ? s->cfg.lanes * s->cfg.gts / 8.0 : 0;
+    lc.bandwidth_GBps = flits ? cxl_link_GBps(s->cfg.lanes, s->cfg.gts) : 0;
     lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
     lc.credit_types = 3;
     lc.credits[0] = s->cfg.credits_req;
@@ -1347,15 +1347,30 @@ void cxl_sys_cfg_defaults(cxl_sys_cfg *c)
     c->watchdog_ns = 1e6;
 }
 
+/* CXL 1.1/2.0 run the 68 B flit over the PCIe 5 electricals at 32 GT/s and
+ * fall back to 16 or 8 GT/s; 2.5 and 5 GT/s are only where a Flex Bus link
+ * trains in PCIe mode, never CXL. 64 GT/s (CXL 3.x) carries 256 B flits on
+ * the PCIe 6 PAM4 Flit Mode PHY (FEC + CRC in the flit, no 128b/130b): a
+ * different packer (15 slots, other header formats, whole-line data), which
+ * this model does not have, so it refuses the rate rather than run 68 B flits
+ * at it. */
 static void check_link_params(const char *test, unsigned lanes, double gts)
 {
     if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
         sim_input_error("%s: lanes=%u; allowed: 1, 2, 4, 8, 16", test, lanes);
-    static const double rates[] = { 2.5, 5, 8, 16, 32, 64 };
-    bool ok = false;
-    for (unsigned i = 0; i < sizeof rates / sizeof rates[0]; i++)
-        if (fabs(gts - rates[i]) < 1e-9) ok = true;
-    if (!ok) sim_input_error("%s: gts=%g; allowed: 2.5, 5, 8, 16, 32, 64", test, gts);
+    if (fabs(gts - 64) < 1e-9)
+        sim_input_error("%s: gts=64 needs the 256-byte flit mode (CXL 3.x on the PCIe 6 Flit Mode PHY), which is not "
+                        "modelled; this model has the 68-byte flit mode only; allowed: 8, 16, 32", test);
+    if (fabs(gts - 2.5) < 1e-9 || fabs(gts - 5) < 1e-9)
+        sim_input_error("%s: gts=%g is not a CXL rate (a Flex Bus link trains there in PCIe mode only; CXL 1.1/2.0 "
+                        "run at 32 GT/s and fall back to 16 or 8); allowed: 8, 16, 32", test, gts);
+    if (fabs(gts - 8) > 1e-9 && fabs(gts - 16) > 1e-9 && fabs(gts - 32) > 1e-9)
+        sim_input_error("%s: gts=%g; allowed: 8, 16, 32 (the 68-byte flit mode's rates)", test, gts);
+}
+
+double cxl_link_GBps(unsigned lanes, double gts)
+{
+    return lanes * gts / 8.0 * 128.0 / 130.0;   /* 8, 16 and 32 GT/s all use 128b/130b */
 }
 
 void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test)
@@ -1383,6 +1398,8 @@ void cxl_sys_cfg_agents_from_params(cxl_sys_cfg *c, const sim_params *p, const c
 
 cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
 {
+    if (cfg->gts != 8 && cfg->gts != 16 && cfg->gts != 32)   /* the params path refuses these with exit 2 */
+        sim_fatal("cxl_sys: gts=%g is not a rate of the 68-byte flit mode (8, 16, 32)", cfg->gts);
     cxl_sys *s = calloc(1, sizeof *s);
     if (!s) sim_fatal("out of memory");
     s->k = k;
@@ -1495,7 +1512,7 @@ cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
     sim_method_init(&s->wd_proc, k, "watchdog", wd_run, s);
     sim_sensitive(&s->wd_proc, &s->wd_wake);
     sim_dont_initialize(&s->wd_proc);
-    s->st.flit_ps = (sim_time_ps)(FLIT_BYTES * 1000.0 / (cfg->lanes * cfg->gts / 8.0) + 0.5);
+    s->st.flit_ps = (sim_time_ps)(FLIT_BYTES * 1000.0 / cxl_link_GBps(cfg->lanes, cfg->gts) + 0.5);
     return s;
 }
 
