@@ -5,7 +5,9 @@
  *
  * The expected latencies are computed here from the spec's framing (68 B =
  * 2 B protocol ID + 4 x 16 B slots + 2 B CRC) and encoding (128/130), not
- * from anything the model or the test bench reports. */
+ * from anything the model or the test bench reports. A stream of lines must
+ * use all-data flits: 64 B of data per 68 B flit once a whole flit of data
+ * is owed. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -14,6 +16,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "models/cxl/cxl_sys.h"
 
 #ifndef LINKSTACK_SIMRUN
 #error "CMake passes LINKSTACK_SIMRUN, the path of build/bin/simrun"
@@ -99,6 +103,35 @@ START_TEST(peer_m_latency_has_128b130b_flits)
 }
 END_TEST
 
+/* 16 ItoMWr at once: 16 requests (79 b, one per slot: 4 flits), then 16 lines
+ * of write data (64 data slots = 16 flits, their 17 b headers go 4 at a time
+ * in protocol flits). Without all-data flits a line costs 1.5 flits. */
+START_TEST(write_stream_uses_all_data_flits)
+{
+    sim_kernel *k = sim_kernel_new();
+    cxl_sys_cfg cfg;
+    cxl_sys_cfg_defaults(&cfg);
+    cfg.devices = 1;
+    cfg.cores = 1;
+    cfg.lines = 16;
+    cfg.lanes = 1;
+    cfg.gts = 8;
+    cxl_sys *s = cxl_sys_new(k, &cfg, NULL);
+    for (uint32_t l = 0; l < 16; l++) ck_assert(cxl_sys_issue(s, 0, l, OP_ITOMWR, (uint8_t)(l + 1)));
+    sim_run(k, SIM_TIME_MAX);
+    cxl_sys_stats st;
+    cxl_sys_stats_get(s, &st);
+    char why[256] = "";
+    ck_assert_msg(cxl_sys_final_check(s, why, sizeof why) == 0, "%s", why);
+    ck_assert_uint_eq(st.ops_done, 16);
+    ck_assert_msg(st.flits_d2h >= 4 + 16 && st.flits_d2h <= 4 + 16 + 4,
+                  "16 requests + 16 lines took %llu D2H flits; 4 + 16 all-data + at most 4 protocol flits expected",
+                  (unsigned long long)st.flits_d2h);
+    cxl_sys_free(s);
+    sim_kernel_free(k);
+}
+END_TEST
+
 static const struct { const char *args, *must_say; } refused[] = {
     { "cxl_latency gts=64", "256-byte flit mode" },
     { "cxl_contention gts=64", "not modelled" },
@@ -127,6 +160,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, miss_latency_has_128b130b_flits, 0, (int)(sizeof links / sizeof links[0]));
     tcase_add_test(tc, peer_m_latency_has_128b130b_flits);
+    tcase_add_test(tc, write_stream_uses_all_data_flits);
     tcase_add_loop_test(tc, unmodelled_rates_exit_2, 0, (int)(sizeof refused / sizeof refused[0]));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

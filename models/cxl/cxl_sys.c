@@ -11,6 +11,7 @@
 #define G_SLOT_BITS 128u
 #define FLIT_BYTES 68u     /* 2 B protocol ID + 4 x 16 B slots + 2 B CRC */
 #define SLOTS_PER_LINE 4u
+#define DATA_PENDING_MAX 4u /* data headers sent ahead of their data: 16 data slots owed at most */
 #define HIST_LEN 48
 #define FLIT_MAX_MSGS 16
 
@@ -63,8 +64,9 @@ typedef struct port {
     sim_link *link;
     mq q[3];
     sim_time_ps last_elig[3];
-    tmsg *cur_data;          /* data message whose slots are being sent */
-    unsigned chunks_left;
+    tmsg *data_q[DATA_PENDING_MAX]; /* data messages whose header went and whose slots are owed, in order */
+    unsigned data_n;
+    unsigned chunks_left;    /* of data_q[0] */
     flit *open_flit;
     sim_process proc;
     sim_event wake;
@@ -505,12 +507,18 @@ static void port_run(void *ctx)
             flit_free(s, f);
             break;
         }
+        /* Owed data slots follow their headers, in header order. When a whole
+         * flit of data is owed it goes as an all-data flit (64 B of data, no
+         * flit header, slot 0 included); otherwise slot 0 is the H slot. */
+        unsigned owed = p->data_n ? p->chunks_left + SLOTS_PER_LINE * (p->data_n - 1) : 0;
+        bool all_data = owed >= 4;
         for (unsigned slot = 0; slot < 4; slot++) {
-            if (slot > 0 && p->cur_data) {   /* the 16 B chunks of a line follow its header */
+            if ((slot > 0 || all_data) && p->data_n) {
                 used++;
                 if (--p->chunks_left == 0) {
-                    f->done[f->n++] = p->cur_data;
-                    p->cur_data = NULL;
+                    f->done[f->n++] = p->data_q[0];
+                    memmove(p->data_q, p->data_q + 1, --p->data_n * sizeof p->data_q[0]);
+                    p->chunks_left = SLOTS_PER_LINE;
                 }
                 continue;
             }
@@ -520,14 +528,14 @@ static void port_run(void *ctx)
                 unsigned c = order[oi], ch = p->chan_base + c;
                 for (;;) {
                     if (!p->q[c].head || bits + cxl_hdr_bits(ch) > cap || f->n >= FLIT_MAX_MSGS - 1) break;
-                    if (cxl_has_data(ch) && p->cur_data) break;   /* one line's slots at a time */
+                    if (cxl_has_data(ch) && p->data_n == DATA_PENDING_MAX) break;
                     tmsg *t = port_take(p, c, now);
                     if (!t) break;
                     bits += cxl_hdr_bits(ch);
                     any = true;
                     if (cxl_has_data(ch)) {
-                        p->cur_data = t;
-                        p->chunks_left = SLOTS_PER_LINE;
+                        if (!p->data_n) p->chunks_left = SLOTS_PER_LINE;
+                        p->data_q[p->data_n++] = t;
                     } else {
                         f->done[f->n++] = t;
                     }
@@ -1531,8 +1539,8 @@ void cxl_sys_free(cxl_sys *s)
             free_queue(s, &a->tx->q[c]);
             free_queue(s, &a->rx->q[c]);
         }
-        if (a->tx->cur_data) msg_free(s, a->tx->cur_data);
-        if (a->rx->cur_data) msg_free(s, a->rx->cur_data);
+        for (unsigned d = 0; d < a->tx->data_n; d++) msg_free(s, a->tx->data_q[d]);
+        for (unsigned d = 0; d < a->rx->data_n; d++) msg_free(s, a->rx->data_q[d]);
         free_queue(s, &a->in_snp);
         free_queue(s, &a->in_rsp);
         free_queue(s, &a->stalled);
@@ -1702,9 +1710,9 @@ unsigned cxl_sys_final_check(cxl_sys *s, char *why, size_t n)
         if (s->cfg.log)
             for (unsigned i = 0; i < s->na; i++) {
                 agent_t *a = &s->ag[i];
-                fprintf(s->cfg.log, "  agent %u: tx q %u/%u/%u credits %u/%u/%u cur_data %d; rx q %u/%u/%u credits %u/%u/%u; "
+                fprintf(s->cfg.log, "  agent %u: tx q %u/%u/%u credits %u/%u/%u data owed %u; rx q %u/%u/%u credits %u/%u/%u; "
                         "in %u/%u stalled %u parked %d lookup %d\n", i, a->tx->q[0].n, a->tx->q[1].n, a->tx->q[2].n,
-                        sim_link_credits(a->tx->link, 0), sim_link_credits(a->tx->link, 1), sim_link_credits(a->tx->link, 2), a->tx->cur_data != NULL,
+                        sim_link_credits(a->tx->link, 0), sim_link_credits(a->tx->link, 1), sim_link_credits(a->tx->link, 2), a->tx->data_n,
                         a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, sim_link_credits(a->rx->link, 0), sim_link_credits(a->rx->link, 1),
                         sim_link_credits(a->rx->link, 2), a->in_snp.n, a->in_rsp.n, a->stalled.n, a->parked != NULL,
                         a->lookup_head != NULL);
