@@ -2,11 +2,16 @@
  * two wires): replay on Nak and on timeout through the real ports, REPLAY_NUM
  * rollover -> retrain, Scaled FC against the unscaled limit, the efficiency
  * band for every generation and width, Flit Mode FEC, the lookahead giving
- * the same results as one TLP per wake, and bad configurations. */
+ * the same results as one TLP per wake, each link partner advertising its
+ * own credits (and being checked per port), and bad configurations. */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tb/pcie_common.h"
 
@@ -318,6 +323,54 @@ START_TEST(test_per_partner_credits)
 }
 END_TEST
 
+/* Through simrun: each side's advertisement is a parameter of its own, a bad
+ * one exits 2 naming it, and params reports both sides. */
+START_TEST(test_per_partner_params_simrun)
+{
+    static const struct { const char *args, *must_say; } bad[] = {
+        { "pcie_bw ep_pd=8", "ep_pd=8" },      /* below one MPS (16 credits at mps=256) */
+        { "pcie_bw rc_cpld=4", "rc_cpld=4" },
+        { "pcie_bw pd=8", "pd=8" },
+    };
+    char dir[64], cmd[512], out[8192];
+    snprintf(dir, sizeof dir, "/tmp/check_pcie_link.%d", (int)getpid());
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' %s trace=0 2>&1", LINKSTACK_SIMRUN, dir, bad[i].args);
+        FILE *f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(out, 1, sizeof out - 1, f);
+        out[n] = 0;
+        int st = pclose(f);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d (expected exit 2)\n%s", bad[i].args, st, out);
+        ck_assert_msg(strstr(out, bad[i].must_say) != NULL, "%s: message does not name %s:\n%s", bad[i].args,
+                      bad[i].must_say, out);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' pcie_bw count=20 ep_ph=16 rc_cplh=8 trace=0 >/dev/null 2>&1", LINKSTACK_SIMRUN, dir);
+    ck_assert_msg(system(cmd) == 0, "pcie_bw count=20 ep_ph=16 rc_cplh=8 failed");
+    snprintf(cmd, sizeof cmd, "%s/reports/pcie_bw.json", dir);
+    FILE *f = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    static char rep[1 << 17];
+    size_t n = fread(rep, 1, sizeof rep - 1, f);
+    rep[n] = 0;
+    fclose(f);
+    cJSON *j = cJSON_Parse(rep);
+    ck_assert_ptr_nonnull(j);
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
+    static const struct { const char *name; double v; } want[] = {
+        { "ph", 127 }, { "ep_ph", 16 }, { "cplh", 0 }, { "rc_cplh", 8 }, { "pd", 2047 }, { "ep_pd", 2047 },
+    };
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, want[i].name);
+        ck_assert_msg(cJSON_IsNumber(v) && v->valuedouble == want[i].v, "params.%s not reported as %g", want[i].name,
+                      want[i].v);
+    }
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
     char why[256];
@@ -383,6 +436,7 @@ int main(void)
     suite_add_tcase(s, perf);
     TCase *cfg = tcase_create("config");
     tcase_add_test(cfg, test_bad_config);
+    tcase_add_test(cfg, test_per_partner_params_simrun);
     suite_add_tcase(s, cfg);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
