@@ -86,7 +86,8 @@ static void latency_run(sim_test_ctx *c)
     unsigned mop;
     /* the analytic formula, in terms of one-flit (S1) and two-flit (S2) messages */
     double L = cfg.link_ns, H = cfg.home_ns, C = cfg.core_snoop_ns, D = cfg.dev_ns, M = cfg.mem_ns, LLC = cfg.llc_ns;
-    double flit_ns = 68.0 / (cfg.lanes * cfg.gts / 8.0);
+    /* a 68 B flit (2 B protocol ID + 4 x 16 B slots + 2 B CRC) on 128b/130b lanes */
+    double flit_ns = 68.0 / (cfg.lanes * cfg.gts / 8.0 * 128.0 / 130.0);
     /* the link rounds a flit up to a whole ps; the packer starts the next flit when the wire is free */
     double S1 = ceil(flit_ns * 1000.0 - 1e-6) / 1000.0, S2 = 2 * S1;
     double expect;

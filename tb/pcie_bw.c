@@ -120,8 +120,11 @@ static void bw_run(sim_test_ctx *c)
         sim_check(rep, "msgs_after_their_data", r.msgs_received == cfg.count && r.msg_order_errors == 0,
                   "%" PRIu64 " Msg TLPs received of %" PRIu64 ", %" PRIu64 " ahead of their transfer's data",
                   r.msgs_received, cfg.count, r.msg_order_errors);
-    sim_check(rep, "no_credit_overflow", r.fc_overflows == 0, "%" PRIu64 " TLPs beyond advertised credits",
-              r.fc_overflows);
+    sim_check(rep, "no_credit_overflow", r.fc_overflows == 0,
+              "TLPs beyond advertised credits: %" PRIu64 " at the requester, %" PRIu64 " at the completer",
+              r.fc_overflows_side[PCIE_REQUESTER], r.fc_overflows_side[PCIE_COMPLETER]);
+    char cwhy[256] = "each port took and released the credits it advertised; its partner consumed as many";
+    sim_check(rep, "credits_conserve_per_port", pcie_sys_check_credits(s, cwhy, sizeof cwhy) == 0, "%s", cwhy);
     char lwhy[256] = "both directions conserve messages";
     sim_check(rep, "links_conserve", pcie_sys_check_links(s, lwhy, sizeof lwhy) == 0, "%s", lwhy);
     sim_check(rep, "goodput_below_raw", eff > 0 && eff < 1, "efficiency %.4f of the raw rate", eff);

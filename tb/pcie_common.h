@@ -23,12 +23,18 @@
     SIM_PARAM_ENUM("cpl_split", "mps", "mps|rcb", "completions up to MPS ending on RCB boundaries, or one per RCB"), \
     SIM_PARAM_BOOL("addr64", "1", "64-bit addresses (4DW headers); 0 = 32-bit (3DW)"),                              \
     SIM_PARAM_BOOL("ecrc", "0", "4 B ECRC digest on every TLP"),                                                    \
-    SIM_PARAM_INT("ph", "127", "", 0, 127, "posted header credits advertised (0 = infinite), x fc_scale"),          \
-    SIM_PARAM_INT("pd", "2047", "", 0, 2047, "posted data credits (16 B) advertised (0 = infinite), x fc_scale"),   \
-    SIM_PARAM_INT("nph", "64", "", 0, 127, "non-posted header credits advertised (0 = infinite), x fc_scale"),      \
-    SIM_PARAM_INT("npd", "64", "", 0, 2047, "non-posted data credits advertised (0 = infinite), x fc_scale"),       \
-    SIM_PARAM_INT("cplh", "0", "", 0, 127, "completion header credits advertised (0 = infinite, endpoint rule)"),   \
-    SIM_PARAM_INT("cpld", "0", "", 0, 2047, "completion data credits advertised (0 = infinite, endpoint rule)"),    \
+    SIM_PARAM_INT("ph", "127", "", 0, 127, "posted header credits the completer (root port) advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("pd", "2047", "", 0, 2047, "posted data credits (16 B) the completer advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("nph", "64", "", 0, 127, "non-posted header credits the completer advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("npd", "64", "", 0, 2047, "non-posted data credits the completer advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("cplh", "0", "", 0, 127, "completion header credits the requester (endpoint) advertises (0 = infinite, the endpoint rule)"), \
+    SIM_PARAM_INT("cpld", "0", "", 0, 2047, "completion data credits the requester advertises (0 = infinite, the endpoint rule)"), \
+    SIM_PARAM_INT("ep_ph", "127", "", 0, 127, "posted header credits the requester (endpoint) advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("ep_pd", "2047", "", 0, 2047, "posted data credits the requester advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("ep_nph", "64", "", 0, 127, "non-posted header credits the requester advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("ep_npd", "64", "", 0, 2047, "non-posted data credits the requester advertises (0 = infinite), x fc_scale"), \
+    SIM_PARAM_INT("rc_cplh", "0", "", 0, 127, "completion header credits the completer (root port) advertises (0 = infinite: a root port without peer-to-peer)"), \
+    SIM_PARAM_INT("rc_cpld", "0", "", 0, 2047, "completion data credits the completer advertises (0 = infinite: a root port without peer-to-peer)"), \
     SIM_PARAM_INT("fc_scale", "1", "", 1, 16, "Scaled FC factor: 1, 4 or 16 (gen >= 4)"),                           \
     SIM_PARAM_DOUBLE("wire_ns", wire_default, "ns", 0, 1e6, "one-way wire + PHY latency"),                                  \
     SIM_PARAM_DOUBLE("rx_ns", "1", "ns", 0, 1e6, "receiver processing per TLP (receive buffers drain at this rate)"), \
@@ -50,8 +56,8 @@ static inline void pcie_cfg_from_params(const sim_params *p, pcie_cfg *c, const 
     c->cpl_split_rcb = sim_param_enum(p, "cpl_split") == 1;
     c->addr64 = sim_param_bool(p, "addr64");
     c->ecrc = sim_param_bool(p, "ecrc");
-    static const char *fc[PCIE_FC_TYPES] = { "ph", "pd", "nph", "npd", "cplh", "cpld" };
-    for (unsigned t = 0; t < PCIE_FC_TYPES; t++) c->adv[t] = (uint32_t)sim_param_int(p, fc[t]);
+    for (unsigned side = 0; side < PCIE_SIDES; side++)   /* each port advertises its own credits */
+        for (unsigned t = 0; t < PCIE_FC_TYPES; t++) c->adv[side][t] = (uint32_t)sim_param_int(p, pcie_fc_param_name(side, t));
     c->fc_scale = (unsigned)sim_param_int(p, "fc_scale");
     c->wire_ps = pcie_ns_to_ps(sim_param_double(p, "wire_ns"));
     c->rx_ps = pcie_ns_to_ps(sim_param_double(p, "rx_ns"));

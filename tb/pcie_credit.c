@@ -46,8 +46,8 @@ static void run_point_on(sim_kernel *k_in, sim_trace *tr, const pcie_cfg *base, 
 {
     pcie_cfg cfg = *base;
     cfg.fc_scale = scale;
-    cfg.adv[PCIE_FC_PH] = ph_field;
-    cfg.adv[PCIE_FC_PD] = pd_field;
+    cfg.adv[PCIE_COMPLETER][PCIE_FC_PH] = ph_field;
+    cfg.adv[PCIE_COMPLETER][PCIE_FC_PD] = pd_field;
     cfg.op = PCIE_OP_WR;
     cfg.size = cfg.mps;               /* one TLP per transfer */
     cfg.count = tlps;
@@ -66,7 +66,9 @@ static void run_point_on(sim_kernel *k_in, sim_trace *tr, const pcie_cfg *base, 
     pt->loop_ns = r.credit_loop_ns;
     pt->loop_min_ns = r.credit_loop_min_ns;
     pt->stall_frac = r.credit_stall_frac;
-    pt->ok = r.completed && r.dir[0].lost == 0 && r.dir[0].duplicated == 0 && r.dir[0].reordered == 0;
+    char cwhy[256];
+    pt->ok = r.completed && r.dir[0].lost == 0 && r.dir[0].duplicated == 0 && r.dir[0].reordered == 0 &&
+             pcie_sys_check_credits(s, cwhy, sizeof cwhy) == 0;   /* per port: what it advertised, took and released */
     sim_hist_free(&r.latency_ns);
     pcie_sys_free(s);
     if (!k_in) sim_kernel_free(k);

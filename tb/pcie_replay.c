@@ -51,7 +51,8 @@ static void run_case(sim_test_ctx *c, sim_kernel *k_in, sim_trace *tr, const pci
     char why[200];
     o->conserved = o->r.completed && o->r.xfers_done == cfg->count && d->lost == 0 && d->duplicated == 0 &&
                    d->reordered == 0 && u->lost == 0 && u->duplicated == 0 && u->reordered == 0 &&
-                   pcie_sys_check_links(s, why, sizeof why) == 0;
+                   pcie_sys_check_links(s, why, sizeof why) == 0 &&
+                   pcie_sys_check_credits(s, why, sizeof why) == 0;   /* per port */
     sim_hist_free(&o->r.latency_ns);
     pcie_sys_free(s);
     if (!k_in) sim_kernel_free(k);
@@ -199,7 +200,7 @@ static void replay_run(sim_test_ctx *c)
     fc.name = "lossy_updatefc";
     {
         pcie_cfg cfg = base;
-        cfg.adv[PCIE_FC_PH] = 1;              /* one TLP in flight: its UpdateFC is the only one */
+        cfg.adv[PCIE_COMPLETER][PCIE_FC_PH] = 1;              /* one TLP in flight: its UpdateFC is the only one */
         cfg.count = base.count / 10 > 200 ? base.count / 10 : 200;
         cfg.err[PCIE_UP].ber = 2e-3;          /* ~12% of DLLPs lost */
         fc.ber = 2e-3;

@@ -33,7 +33,7 @@ static const char *const scenarios[] = { "miss", "host_hit", "host_m", "peer_m",
 
 START_TEST(latency_scenarios)
 {
-    static const char *const links[] = { "", "lanes=8 gts=16", "link_ns=40 lanes=4 gts=64 dev_ns=12 home_ns=7.5" };
+    static const char *const links[] = { "", "lanes=8 gts=16", "link_ns=40 lanes=4 gts=8 dev_ns=12 home_ns=7.5" };
     for (unsigned l = 0; l < 3; l++) {
         char args[256];
         snprintf(args, sizeof args, "cxl_latency scenario=%s %s", scenarios[_i], links[l]);

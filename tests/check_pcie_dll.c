@@ -2,10 +2,13 @@
  * (models/pcie/pcie_dll.h), driven directly: sequence arithmetic at
  * wrap-around, the half-space transmit rule, Ack/Nak purging, duplicate and
  * out-of-sequence receive handling, replay and REPLAY_NUM rollover, credit
- * gating at counter wrap-around, infinite credits and Scaled FC. */
+ * gating at counter wrap-around, infinite credits and Scaled FC; and the
+ * DLL timer limits and physical rates against the spec's tables. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 
+#include "models/pcie/pcie.h"
 #include "models/pcie/pcie_dll.h"
 
 /* ---- sequence numbers ---------------------------------------------------- */
@@ -263,6 +266,65 @@ START_TEST(test_fc_scaled)
 }
 END_TEST
 
+/* ---- timers and rates against the spec's tables ------------------------------ */
+/* AckNak latency limit, symbol times: spec Table 3-12 ("8.0 GT/s and higher",
+ * x1 x2 x4 x8 x16) and the x8 rows of the 2.5 and 5.0 GT/s tables
+ * (MPS 128..4096), as transcribed in /work/shared/reference/pcie.md §1. */
+START_TEST(test_ack_limit_tables)
+{
+    static const unsigned mps[6] = { 128, 256, 512, 1024, 2048, 4096 };
+    static const unsigned width[5] = { 1, 2, 4, 8, 16 };
+    static const uint32_t t8[6][5] = {
+        { 333, 224, 169, 163, 144 },    { 512, 313, 214, 203, 168 },    { 655, 385, 250, 182, 182 },
+        { 1167, 641, 378, 246, 246 },   { 2191, 1153, 634, 374, 374 }, { 4239, 2177, 1146, 630, 630 },
+    };
+    static const uint32_t x8_2g5[6] = { 67, 107, 86, 150, 278, 534 }, x8_5g[6] = { 118, 158, 137, 201, 329, 585 };
+    for (unsigned m = 0; m < 6; m++) {
+        for (unsigned w = 0; w < 5; w++)
+            for (unsigned gen = 3; gen <= 5; gen++)   /* the 8 GT/s table applies to every rate above */
+                ck_assert_msg(pcie_ack_limit_symbols(gen, width[w], mps[m]) == t8[m][w], "gen%u x%u MPS %u: %u, table %u",
+                              gen, width[w], mps[m], pcie_ack_limit_symbols(gen, width[w], mps[m]), t8[m][w]);
+        ck_assert_uint_eq(pcie_ack_limit_symbols(1, 8, mps[m]), x8_2g5[m]);
+        ck_assert_uint_eq(pcie_ack_limit_symbols(2, 8, mps[m]), x8_5g[m]);
+    }
+}
+END_TEST
+
+/* Rates after encoding, symbol times and REPLAY_TIMER limits: 8b/10b (10 UI
+ * a symbol), 128b/130b (8 UI, sync header in the rate), Gen6 1b/1b PAM4; the
+ * replay limit is the legacy 3 x AckLimit up to 8 GT/s and the simplified
+ * 24,000 symbol times from 16 GT/s, plus the channel round trip. */
+START_TEST(test_phy_rates_and_replay_timer)
+{
+    static const struct { unsigned gen, lanes; double GBps, symbol_ns; } r[] = {
+        { 1, 1, 0.25, 4.0 }, { 2, 4, 2.0, 2.0 }, { 3, 8, 7.876923, 1.0 }, { 4, 16, 31.507692, 0.5 },
+        { 5, 16, 63.015385, 0.25 }, { 6, 16, 128.0, 0.125 },
+    };
+    for (unsigned i = 0; i < sizeof r / sizeof r[0]; i++) {
+        pcie_phy phy;
+        pcie_phy_init(&phy, r[i].gen, r[i].lanes, 256, 0);
+        ck_assert_msg(fabs(phy.raw_GBps - r[i].GBps) < 1e-5, "gen%u x%u: %.6f GB/s", r[i].gen, r[i].lanes, phy.raw_GBps);
+        ck_assert_double_eq_tol(phy.symbol_ns, r[i].symbol_ns, 1e-12);
+        ck_assert(phy.flit_mode == (r[i].gen == 6));
+    }
+    pcie_phy phy;
+    pcie_phy_init(&phy, 3, 8, 256, SIM_NS(20));
+    ck_assert_uint_eq(phy.ack_limit_ps, SIM_NS(203));                 /* Table 3-12: 203 symbol times of 1 ns */
+    ck_assert_uint_eq(phy.replay_timeout_ps, SIM_NS(3 * 203 + 40));   /* legacy 3 x AckLimit + 2 x wire */
+    pcie_phy_init(&phy, 5, 16, 256, SIM_NS(20));
+    ck_assert_uint_eq(phy.ack_limit_ps, SIM_NS(42));                  /* 168 symbol times of 0.25 ns */
+    ck_assert_uint_eq(phy.replay_timeout_ps, SIM_NS(6000 + 40));      /* 24,000 symbol times */
+    /* SKP: 8b/10b every 1180 symbol times, 4 symbols a lane; 128b/130b every
+     * 370 blocks of 16 symbols, 16 symbols + a 4-symbol EDS a lane */
+    pcie_phy_init(&phy, 1, 4, 256, 0);
+    ck_assert_uint_eq(phy.skp_interval_ps, SIM_NS(1180 * 4));
+    ck_assert_uint_eq(phy.skp_bytes, 4 * 4);
+    pcie_phy_init(&phy, 4, 8, 256, 0);
+    ck_assert_uint_eq(phy.skp_interval_ps, SIM_NS(370 * 16) / 2);
+    ck_assert_uint_eq(phy.skp_bytes, 20 * 8);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pcie_dll");
@@ -280,6 +342,10 @@ int main(void)
     tcase_add_test(fc, test_fc_infinite);
     tcase_add_test(fc, test_fc_scaled);
     suite_add_tcase(s, fc);
+    TCase *tm = tcase_create("timers");
+    tcase_add_test(tm, test_ack_limit_tables);
+    tcase_add_test(tm, test_phy_rates_and_replay_timer);
+    suite_add_tcase(s, tm);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);

@@ -2,11 +2,16 @@
  * two wires): replay on Nak and on timeout through the real ports, REPLAY_NUM
  * rollover -> retrain, Scaled FC against the unscaled limit, the efficiency
  * band for every generation and width, Flit Mode FEC, the lookahead giving
- * the same results as one TLP per wake, and bad configurations. */
+ * the same results as one TLP per wake, each link partner advertising its
+ * own credits (and being checked per port), and bad configurations. */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tb/pcie_common.h"
 
@@ -20,10 +25,12 @@ static pcie_cfg base_cfg(unsigned gen, unsigned lanes)
     c.mrrs = 512;
     c.rcb = 64;
     c.addr64 = true;
-    c.adv[PCIE_FC_PH] = 127;
-    c.adv[PCIE_FC_PD] = 2047;
-    c.adv[PCIE_FC_NPH] = 64;
-    c.adv[PCIE_FC_NPD] = 64;
+    for (unsigned side = 0; side < PCIE_SIDES; side++) {   /* the parameters' defaults */
+        c.adv[side][PCIE_FC_PH] = 127;
+        c.adv[side][PCIE_FC_PD] = 2047;
+        c.adv[side][PCIE_FC_NPH] = 64;
+        c.adv[side][PCIE_FC_NPD] = 64;
+    }
     c.fc_scale = 1;
     c.wire_ps = SIM_NS(20);
     c.rx_ps = 0;
@@ -53,7 +60,8 @@ static outcome run(const pcie_cfg *cfg)
     pcie_sys_results(s, &o.r);
     unsigned dirs = cfg->op == PCIE_OP_RDWR ? 2 : 1;
     o.goodput_GBps = pcie_dir_goodput_GBps(&o.r.dir[PCIE_DOWN]) + pcie_dir_goodput_GBps(&o.r.dir[PCIE_UP]);
-    o.conserved = o.r.completed && o.r.xfers_done == cfg->count * dirs && pcie_sys_check_links(s, why, sizeof why) == 0;
+    o.conserved = o.r.completed && o.r.xfers_done == cfg->count * dirs && pcie_sys_check_links(s, why, sizeof why) == 0 &&
+                  pcie_sys_check_credits(s, why, sizeof why) == 0;
     for (int d = 0; d < 2; d++)
         o.conserved = o.conserved && !o.r.dir[d].lost && !o.r.dir[d].duplicated && !o.r.dir[d].reordered;
     sim_hist_free(&o.r.latency_ns);
@@ -137,7 +145,7 @@ START_TEST(test_scaled_fc_gen5)
     c.wire_ps = SIM_NS(500);
     c.count = 400;
     pcie_cfg inf = c;
-    inf.adv[PCIE_FC_PH] = inf.adv[PCIE_FC_PD] = 0;
+    inf.adv[PCIE_COMPLETER][PCIE_FC_PH] = inf.adv[PCIE_COMPLETER][PCIE_FC_PD] = 0;
     outcome sat = run(&inf);
     outcome unscaled = run(&c);
     c.fc_scale = 4;
@@ -161,7 +169,7 @@ START_TEST(test_efficiency_band)
     for (unsigned w = 0; w < 6; w++) {
         for (unsigned z = 0; z < 3; z++) {
             pcie_cfg c = base_cfg(gen, widths[w]);
-            c.adv[PCIE_FC_PH] = c.adv[PCIE_FC_PD] = 0;   /* the link, not credits, limits */
+            c.adv[PCIE_COMPLETER][PCIE_FC_PH] = c.adv[PCIE_COMPLETER][PCIE_FC_PD] = 0;   /* the link, not credits, limits */
             c.size = sizes[z];
             c.count = 1600 * 256 / sizes[z] + 8;
             outcome o = run(&c);
@@ -213,7 +221,7 @@ END_TEST
 START_TEST(test_flit_sequence_space_limits)
 {
     pcie_cfg c = base_cfg(6, 16);
-    c.adv[PCIE_FC_PH] = c.adv[PCIE_FC_PD] = 0;
+    c.adv[PCIE_COMPLETER][PCIE_FC_PH] = c.adv[PCIE_COMPLETER][PCIE_FC_PD] = 0;
     c.wire_ps = SIM_NS(1000);
     c.count = 400;
     outcome o = run(&c);
@@ -233,7 +241,7 @@ START_TEST(test_lookahead_same_results)
         c.op = ops[i];
         c.count = 300;
         c.rx_ps = SIM_NS(1);
-        c.adv[PCIE_FC_PD] = 600;          /* some credit stalls too */
+        c.adv[PCIE_COMPLETER][PCIE_FC_PD] = 600;          /* some credit stalls too */
         outcome a = run(&c);
         c.no_lookahead = true;
         outcome b = run(&c);
@@ -265,6 +273,104 @@ START_TEST(test_reads_split_and_complete)
 }
 END_TEST
 
+/* Each partner advertises its own credits: the port with the small
+ * advertisement throttles the direction it receives; the same advertisement
+ * at the other port changes nothing (it receives none of that class). */
+START_TEST(test_per_partner_credits)
+{
+    pcie_cfg c = base_cfg(5, 16);
+    c.count = 100;
+    outcome full = run(&c);
+    ck_assert(full.conserved);
+
+    pcie_cfg w = c;                              /* completer (root port): one MPS of posted data */
+    w.adv[PCIE_COMPLETER][PCIE_FC_PD] = 256 / PCIE_FC_UNIT_BYTES;
+    outcome rc_small = run(&w);
+    ck_assert(rc_small.conserved);
+    ck_assert_msg(rc_small.goodput_GBps < 0.6 * full.goodput_GBps, "completer pd=16: %.2f GB/s vs %.2f GB/s",
+                  rc_small.goodput_GBps, full.goodput_GBps);
+    ck_assert_double_gt(rc_small.r.credit_stall_frac, 0.3);
+
+    pcie_cfg e = c;                              /* the requester's own posted buffer: writes never go there */
+    e.adv[PCIE_REQUESTER][PCIE_FC_PD] = 256 / PCIE_FC_UNIT_BYTES;
+    e.adv[PCIE_REQUESTER][PCIE_FC_PH] = 1;
+    outcome ep_small = run(&e);
+    ck_assert(ep_small.conserved);
+    ck_assert_msg(fabs(ep_small.goodput_GBps / full.goodput_GBps - 1) < 1e-9, "requester ep_pd=16: %.4f GB/s vs %.4f GB/s",
+                  ep_small.goodput_GBps, full.goodput_GBps);
+    ck_assert_double_lt(ep_small.r.credit_stall_frac, 0.01);
+
+    /* reads: the completions go to the requester, whose CplH/CplD (finite
+     * here, against the endpoint rule, to see them act) throttle them */
+    pcie_cfg r = c;
+    r.op = PCIE_OP_RD;
+    outcome rd_full = run(&r);
+    ck_assert(rd_full.conserved);
+    pcie_cfg re = r;
+    re.adv[PCIE_REQUESTER][PCIE_FC_CPLH] = 2;
+    re.adv[PCIE_REQUESTER][PCIE_FC_CPLD] = 256 / PCIE_FC_UNIT_BYTES;
+    outcome rd_ep = run(&re);
+    ck_assert(rd_ep.conserved);
+    ck_assert_msg(rd_ep.goodput_GBps < 0.6 * rd_full.goodput_GBps, "requester cplh=2 cpld=16: %.2f vs %.2f GB/s",
+                  rd_ep.goodput_GBps, rd_full.goodput_GBps);
+    pcie_cfg rr = r;                             /* the completer's completion credits: none come to it */
+    rr.adv[PCIE_COMPLETER][PCIE_FC_CPLH] = 2;
+    rr.adv[PCIE_COMPLETER][PCIE_FC_CPLD] = 256 / PCIE_FC_UNIT_BYTES;
+    outcome rd_rc = run(&rr);
+    ck_assert(rd_rc.conserved);
+    ck_assert_msg(fabs(rd_rc.goodput_GBps / rd_full.goodput_GBps - 1) < 1e-9, "completer rc_cplh=2 rc_cpld=16: %.4f vs %.4f",
+                  rd_rc.goodput_GBps, rd_full.goodput_GBps);
+}
+END_TEST
+
+/* Through simrun: each side's advertisement is a parameter of its own, a bad
+ * one exits 2 naming it, and params reports both sides. */
+START_TEST(test_per_partner_params_simrun)
+{
+    static const struct { const char *args, *must_say; } bad[] = {
+        { "pcie_bw ep_pd=8", "ep_pd=8" },      /* below one MPS (16 credits at mps=256) */
+        { "pcie_bw rc_cpld=4", "rc_cpld=4" },
+        { "pcie_bw pd=8", "pd=8" },
+    };
+    char dir[64], cmd[512], out[8192];
+    snprintf(dir, sizeof dir, "/tmp/check_pcie_link.%d", (int)getpid());
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' %s trace=0 2>&1", LINKSTACK_SIMRUN, dir, bad[i].args);
+        FILE *f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(out, 1, sizeof out - 1, f);
+        out[n] = 0;
+        int st = pclose(f);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d (expected exit 2)\n%s", bad[i].args, st, out);
+        ck_assert_msg(strstr(out, bad[i].must_say) != NULL, "%s: message does not name %s:\n%s", bad[i].args,
+                      bad[i].must_say, out);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' pcie_bw count=20 ep_ph=16 rc_cplh=8 trace=0 >/dev/null 2>&1", LINKSTACK_SIMRUN, dir);
+    ck_assert_msg(system(cmd) == 0, "pcie_bw count=20 ep_ph=16 rc_cplh=8 failed");
+    snprintf(cmd, sizeof cmd, "%s/reports/pcie_bw.json", dir);
+    FILE *f = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    static char rep[1 << 17];
+    size_t n = fread(rep, 1, sizeof rep - 1, f);
+    rep[n] = 0;
+    fclose(f);
+    cJSON *j = cJSON_Parse(rep);
+    ck_assert_ptr_nonnull(j);
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
+    static const struct { const char *name; double v; } want[] = {
+        { "ph", 127 }, { "ep_ph", 16 }, { "cplh", 0 }, { "rc_cplh", 8 }, { "pd", 2047 }, { "ep_pd", 2047 },
+    };
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, want[i].name);
+        ck_assert_msg(cJSON_IsNumber(v) && v->valuedouble == want[i].v, "params.%s not reported as %g", want[i].name,
+                      want[i].v);
+    }
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
     char why[256];
@@ -283,11 +389,25 @@ START_TEST(test_bad_config)
     c.fc_scale = 4;
     ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
     c = base_cfg(5, 16);
-    c.adv[PCIE_FC_PH] = 128;
+    c.adv[PCIE_COMPLETER][PCIE_FC_PH] = 128;
     ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
     c = base_cfg(5, 16);
-    c.adv[PCIE_FC_PD] = 8;    /* below one MPS */
+    c.adv[PCIE_COMPLETER][PCIE_FC_PD] = 8;    /* below one MPS */
     ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "pd=8"));
+    /* each side's advertisement is checked under its own parameter name */
+    c = base_cfg(5, 16);
+    c.adv[PCIE_REQUESTER][PCIE_FC_PD] = 8;
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "ep_pd=8"));
+    c = base_cfg(5, 16);
+    c.adv[PCIE_COMPLETER][PCIE_FC_CPLD] = 4;
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "rc_cpld=4"));
+    c = base_cfg(5, 16);
+    c.adv[PCIE_REQUESTER][PCIE_FC_CPLH] = 200;
+    ck_assert_ptr_nonnull(pcie_cfg_check(&c, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "cplh=200"));
     c = base_cfg(5, 16);
     ck_assert_ptr_null(pcie_cfg_check(&c, why, sizeof why));
 }
@@ -312,9 +432,11 @@ int main(void)
     tcase_add_test(perf, test_gen3_x8_band_numbers);
     tcase_add_test(perf, test_lookahead_same_results);
     tcase_add_test(perf, test_reads_split_and_complete);
+    tcase_add_test(perf, test_per_partner_credits);
     suite_add_tcase(s, perf);
     TCase *cfg = tcase_create("config");
     tcase_add_test(cfg, test_bad_config);
+    tcase_add_test(cfg, test_per_partner_params_simrun);
     suite_add_tcase(s, cfg);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -11,6 +11,7 @@
 #define G_SLOT_BITS 128u
 #define FLIT_BYTES 68u     /* 2 B protocol ID + 4 x 16 B slots + 2 B CRC */
 #define SLOTS_PER_LINE 4u
+#define DATA_PENDING_MAX 4u /* data headers sent ahead of their data: 16 data slots owed at most */
 #define HIST_LEN 48
 #define FLIT_MAX_MSGS 16
 
@@ -63,8 +64,9 @@ typedef struct port {
     sim_link *link;
     mq q[3];
     sim_time_ps last_elig[3];
-    tmsg *cur_data;          /* data message whose slots are being sent */
-    unsigned chunks_left;
+    tmsg *data_q[DATA_PENDING_MAX]; /* data messages whose header went and whose slots are owed, in order */
+    unsigned data_n;
+    unsigned chunks_left;    /* of data_q[0] */
     flit *open_flit;
     sim_process proc;
     sim_event wake;
@@ -505,12 +507,18 @@ static void port_run(void *ctx)
             flit_free(s, f);
             break;
         }
+        /* Owed data slots follow their headers, in header order. When a whole
+         * flit of data is owed it goes as an all-data flit (64 B of data, no
+         * flit header, slot 0 included); otherwise slot 0 is the H slot. */
+        unsigned owed = p->data_n ? p->chunks_left + SLOTS_PER_LINE * (p->data_n - 1) : 0;
+        bool all_data = owed >= 4;
         for (unsigned slot = 0; slot < 4; slot++) {
-            if (slot > 0 && p->cur_data) {   /* the 16 B chunks of a line follow its header */
+            if ((slot > 0 || all_data) && p->data_n) {
                 used++;
                 if (--p->chunks_left == 0) {
-                    f->done[f->n++] = p->cur_data;
-                    p->cur_data = NULL;
+                    f->done[f->n++] = p->data_q[0];
+                    memmove(p->data_q, p->data_q + 1, --p->data_n * sizeof p->data_q[0]);
+                    p->chunks_left = SLOTS_PER_LINE;
                 }
                 continue;
             }
@@ -520,14 +528,14 @@ static void port_run(void *ctx)
                 unsigned c = order[oi], ch = p->chan_base + c;
                 for (;;) {
                     if (!p->q[c].head || bits + cxl_hdr_bits(ch) > cap || f->n >= FLIT_MAX_MSGS - 1) break;
-                    if (cxl_has_data(ch) && p->cur_data) break;   /* one line's slots at a time */
+                    if (cxl_has_data(ch) && p->data_n == DATA_PENDING_MAX) break;
                     tmsg *t = port_take(p, c, now);
                     if (!t) break;
                     bits += cxl_hdr_bits(ch);
                     any = true;
                     if (cxl_has_data(ch)) {
-                        p->cur_data = t;
-                        p->chunks_left = SLOTS_PER_LINE;
+                        if (!p->data_n) p->chunks_left = SLOTS_PER_LINE;
+                        p->data_q[p->data_n++] = t;
                     } else {
                         f->done[f->n++] = t;
                     }
@@ -596,7 +604,7 @@ static port *port_new(cxl_sys *s, unsigned agent, bool h2d, bool flits)
     sim_link_cfg lc = { 0 };
     lc.name = p->name;
     lc.latency_ps = flits ? ns_ps(s->cfg.link_ns) : ns_ps(s->cfg.ondie_ns);
-    lc.bandwidth_GBps = flits ? s->cfg.lanes * s->cfg.gts / 8.0 : 0;
+    lc.bandwidth_GBps = flits ? cxl_link_GBps(s->cfg.lanes, s->cfg.gts) : 0;
     lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
     lc.credit_types = 3;
     lc.credits[0] = s->cfg.credits_req;
@@ -1347,15 +1355,30 @@ void cxl_sys_cfg_defaults(cxl_sys_cfg *c)
     c->watchdog_ns = 1e6;
 }
 
+/* CXL 1.1/2.0 run the 68 B flit over the PCIe 5 electricals at 32 GT/s and
+ * fall back to 16 or 8 GT/s; 2.5 and 5 GT/s are only where a Flex Bus link
+ * trains in PCIe mode, never CXL. 64 GT/s (CXL 3.x) carries 256 B flits on
+ * the PCIe 6 PAM4 Flit Mode PHY (FEC + CRC in the flit, no 128b/130b): a
+ * different packer (15 slots, other header formats, whole-line data), which
+ * this model does not have, so it refuses the rate rather than run 68 B flits
+ * at it. */
 static void check_link_params(const char *test, unsigned lanes, double gts)
 {
     if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
         sim_input_error("%s: lanes=%u; allowed: 1, 2, 4, 8, 16", test, lanes);
-    static const double rates[] = { 2.5, 5, 8, 16, 32, 64 };
-    bool ok = false;
-    for (unsigned i = 0; i < sizeof rates / sizeof rates[0]; i++)
-        if (fabs(gts - rates[i]) < 1e-9) ok = true;
-    if (!ok) sim_input_error("%s: gts=%g; allowed: 2.5, 5, 8, 16, 32, 64", test, gts);
+    if (fabs(gts - 64) < 1e-9)
+        sim_input_error("%s: gts=64 needs the 256-byte flit mode (CXL 3.x on the PCIe 6 Flit Mode PHY), which is not "
+                        "modelled; this model has the 68-byte flit mode only; allowed: 8, 16, 32", test);
+    if (fabs(gts - 2.5) < 1e-9 || fabs(gts - 5) < 1e-9)
+        sim_input_error("%s: gts=%g is not a CXL rate (a Flex Bus link trains there in PCIe mode only; CXL 1.1/2.0 "
+                        "run at 32 GT/s and fall back to 16 or 8); allowed: 8, 16, 32", test, gts);
+    if (fabs(gts - 8) > 1e-9 && fabs(gts - 16) > 1e-9 && fabs(gts - 32) > 1e-9)
+        sim_input_error("%s: gts=%g; allowed: 8, 16, 32 (the 68-byte flit mode's rates)", test, gts);
+}
+
+double cxl_link_GBps(unsigned lanes, double gts)
+{
+    return lanes * gts / 8.0 * 128.0 / 130.0;   /* 8, 16 and 32 GT/s all use 128b/130b */
 }
 
 void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test)
@@ -1383,6 +1406,8 @@ void cxl_sys_cfg_agents_from_params(cxl_sys_cfg *c, const sim_params *p, const c
 
 cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
 {
+    if (cfg->gts != 8 && cfg->gts != 16 && cfg->gts != 32)   /* the params path refuses these with exit 2 */
+        sim_fatal("cxl_sys: gts=%g is not a rate of the 68-byte flit mode (8, 16, 32)", cfg->gts);
     cxl_sys *s = calloc(1, sizeof *s);
     if (!s) sim_fatal("out of memory");
     s->k = k;
@@ -1495,7 +1520,7 @@ cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
     sim_method_init(&s->wd_proc, k, "watchdog", wd_run, s);
     sim_sensitive(&s->wd_proc, &s->wd_wake);
     sim_dont_initialize(&s->wd_proc);
-    s->st.flit_ps = (sim_time_ps)(FLIT_BYTES * 1000.0 / (cfg->lanes * cfg->gts / 8.0) + 0.5);
+    s->st.flit_ps = (sim_time_ps)(FLIT_BYTES * 1000.0 / cxl_link_GBps(cfg->lanes, cfg->gts) + 0.5);
     return s;
 }
 
@@ -1514,8 +1539,8 @@ void cxl_sys_free(cxl_sys *s)
             free_queue(s, &a->tx->q[c]);
             free_queue(s, &a->rx->q[c]);
         }
-        if (a->tx->cur_data) msg_free(s, a->tx->cur_data);
-        if (a->rx->cur_data) msg_free(s, a->rx->cur_data);
+        for (unsigned d = 0; d < a->tx->data_n; d++) msg_free(s, a->tx->data_q[d]);
+        for (unsigned d = 0; d < a->rx->data_n; d++) msg_free(s, a->rx->data_q[d]);
         free_queue(s, &a->in_snp);
         free_queue(s, &a->in_rsp);
         free_queue(s, &a->stalled);
@@ -1685,9 +1710,9 @@ unsigned cxl_sys_final_check(cxl_sys *s, char *why, size_t n)
         if (s->cfg.log)
             for (unsigned i = 0; i < s->na; i++) {
                 agent_t *a = &s->ag[i];
-                fprintf(s->cfg.log, "  agent %u: tx q %u/%u/%u credits %u/%u/%u cur_data %d; rx q %u/%u/%u credits %u/%u/%u; "
+                fprintf(s->cfg.log, "  agent %u: tx q %u/%u/%u credits %u/%u/%u data owed %u; rx q %u/%u/%u credits %u/%u/%u; "
                         "in %u/%u stalled %u parked %d lookup %d\n", i, a->tx->q[0].n, a->tx->q[1].n, a->tx->q[2].n,
-                        sim_link_credits(a->tx->link, 0), sim_link_credits(a->tx->link, 1), sim_link_credits(a->tx->link, 2), a->tx->cur_data != NULL,
+                        sim_link_credits(a->tx->link, 0), sim_link_credits(a->tx->link, 1), sim_link_credits(a->tx->link, 2), a->tx->data_n,
                         a->rx->q[0].n, a->rx->q[1].n, a->rx->q[2].n, sim_link_credits(a->rx->link, 0), sim_link_credits(a->rx->link, 1),
                         sim_link_credits(a->rx->link, 2), a->in_snp.n, a->in_rsp.n, a->stalled.n, a->parked != NULL,
                         a->lookup_head != NULL);

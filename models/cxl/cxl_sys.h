@@ -2,7 +2,8 @@
  * host CPU caches around one host home agent with memory, connected only by
  * kernel links. A device's link carries the six CXL.cache channels in 68 B
  * flits of four 16 B slots (headers packed by size, a 64 B line = four data
- * slots) serialised at lanes x GT/s, with per-channel credits; host cores sit
+ * slots) serialised at lanes x GT/s after 128b/130b (8, 16 or 32 GT/s; the
+ * 256 B flit mode of 64 GT/s is not modelled), with per-channel credits; host cores sit
  * on on-die links. The protocol is the step code of cxl_proto.c.
  *
  * Always-on checkers: SWMR over permissions, data values against a golden
@@ -38,7 +39,7 @@ typedef struct cxl_sys_cfg {
     unsigned core_sets, core_ways; /* host core cache geometry */
     double link_ns;                /* one-way CXL link latency (TX+wire+RX) */
     unsigned lanes;
-    double gts;                    /* GT/s per lane */
+    double gts;                    /* GT/s per lane: 8, 16 or 32 (128b/130b) */
     double home_ns;                /* home agent / snoop filter lookup */
     double core_snoop_ns;          /* host core: snoop lookup and answer (with data) */
     double core_ns;                /* host core: request issue / fill */
@@ -70,13 +71,15 @@ void cxl_sys_cfg_defaults(cxl_sys_cfg *c);
 #define CXL_SYS_TIMING_PARAMS                                                                                    \
     SIM_PARAM_DOUBLE("link_ns", "25", "ns", 0, 10000, "one-way CXL link latency (TX pack + PHY + wire + RX unpack)"), \
     SIM_PARAM_INT("lanes", "16", "", 1, 16, "link width (1, 2, 4, 8 or 16)"),                                    \
-    SIM_PARAM_DOUBLE("gts", "32", "GT/s", 2.5, 64, "per-lane rate (2.5, 5, 8, 16, 32 or 64)"),                  \
+    SIM_PARAM_DOUBLE("gts", "32", "GT/s", 2.5, 64, "per-lane rate: 8, 16 or 32 (68 B flits, 128b/130b)"),       \
     SIM_PARAM_DOUBLE("home_ns", "15", "ns", 0, 10000, "home agent / snoop filter lookup"),                      \
     SIM_PARAM_DOUBLE("core_snoop_ns", "40", "ns", 0, 10000, "on-die snoop of a host core, answered with data"),  \
     SIM_PARAM_DOUBLE("dev_ns", "5", "ns", 0, 10000, "device cache lookup / fill / snoop lookup"),               \
     SIM_PARAM_DOUBLE("mem_ns", "100", "ns", 0, 10000, "memory read"),                                           \
     SIM_PARAM_DOUBLE("llc_ns", "20", "ns", 0, 10000, "host memory-side cache (LLC) hit")
 void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test);
+/* Bandwidth of one direction of the link after 128b/130b encoding, 1e9 B/s. */
+double cxl_link_GBps(unsigned lanes, double gts);
 /* devices, cores and lines (devices + cores checked against CXL_MAX_AGENTS). */
 void cxl_sys_cfg_agents_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test);
 

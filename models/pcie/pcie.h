@@ -94,13 +94,22 @@ typedef struct pcie_err_cfg {
 
 enum pcie_op { PCIE_OP_WR = 0, PCIE_OP_RD, PCIE_OP_RDWR };
 enum pcie_dir { PCIE_DOWN = 0, PCIE_UP = 1 };  /* down: requester -> completer */
+/* The two link partners, each advertising its own receive credits (InitFC):
+ * the requester is a DMA endpoint, the completer the root port in front of
+ * host memory. A port's side is also the direction it transmits. */
+enum pcie_side { PCIE_REQUESTER = PCIE_DOWN, PCIE_COMPLETER = PCIE_UP, PCIE_SIDES = 2 };
+/* The parameter (and message) name of one side's advertisement of a credit
+ * type: the completer's posted/non-posted ones and the requester's completion
+ * ones are the plain names (ph pd nph npd / cplh cpld: the receiver of the
+ * traffic the tests measure); the other side's carry ep_ / rc_. */
+const char *pcie_fc_param_name(unsigned side, unsigned type);
 
 typedef struct pcie_cfg {
     unsigned gen, lanes;
     unsigned mps, mrrs, rcb;
     bool cpl_split_rcb;           /* completions in RCB-sized pieces instead of MPS-sized ones */
     bool addr64, ecrc;
-    uint32_t adv[PCIE_FC_TYPES];  /* InitFC field values each receiver advertises (0 = infinite) */
+    uint32_t adv[PCIE_SIDES][PCIE_FC_TYPES]; /* InitFC field values each port advertises for what it receives (0 = infinite) */
     unsigned fc_scale;            /* 1, 4 or 16 */
     sim_time_ps wire_ps;          /* one-way wire + PHY latency */
     sim_time_ps rx_ps;            /* receive buffer: processing time per TLP */
@@ -132,6 +141,7 @@ typedef struct pcie_dir_stats {
 typedef struct pcie_results {
     pcie_dir_stats dir[2];
     uint64_t replays, replay_timeouts, retrains, naks_received, invalid_acknaks, fc_overflows;
+    uint64_t fc_overflows_side[PCIE_SIDES]; /* TLPs a port received beyond what it advertised */
     uint64_t updatefcs_refresh;
     uint64_t updatefcs_refresh_posted; /* by the completer: the 30 us refresh of posted credits */
     double credit_stall_frac;     /* requester TX: TLP ready, blocked by credits */
@@ -160,6 +170,11 @@ void pcie_sys_results(pcie_sys *s, pcie_results *r);
 const pcie_phy *pcie_sys_phy(const pcie_sys *s);
 /* Link conservation (every message sent was delivered once, in order). 0 = fine. */
 int pcie_sys_check_links(const pcie_sys *s, char *why, size_t n);
+/* Credit conservation per port and type, after a completed run: no TLP beyond
+ * what the port advertised, every credit its received TLPs took released, and
+ * what the partner's transmitter consumed equal (mod 2^F) to what this port
+ * received. 0 = fine; else why names the side and the type. */
+int pcie_sys_check_credits(pcie_sys *s, char *why, size_t n);
 void pcie_sys_free(pcie_sys *s);
 
 #endif

@@ -49,6 +49,15 @@ void pcie_phy_init(pcie_phy *phy, unsigned gen, unsigned lanes, unsigned mps, si
     phy->replay_timeout_ps = (sim_time_ps)llround(replay_symbols * phy->symbol_ns * 1000.0) + 2 * wire_ps;
 }
 
+const char *pcie_fc_param_name(unsigned side, unsigned type)
+{
+    static const char *const names[PCIE_SIDES][PCIE_FC_TYPES] = {
+        [PCIE_REQUESTER] = { "ep_ph", "ep_pd", "ep_nph", "ep_npd", "cplh", "cpld" },
+        [PCIE_COMPLETER] = { "ph", "pd", "nph", "npd", "rc_cplh", "rc_cpld" },
+    };
+    return side < PCIE_SIDES && type < PCIE_FC_TYPES ? names[side][type] : "?";
+}
+
 const char *pcie_cfg_check(const pcie_cfg *c, char *buf, size_t n)
 {
     if (c->gen < 1 || c->gen > 6) {
@@ -81,27 +90,22 @@ const char *pcie_cfg_check(const pcie_cfg *c, char *buf, size_t n)
                  c->fc_scale, c->gen);
         return buf;
     }
-    static const char *fc_names[PCIE_FC_TYPES] = { "ph", "pd", "nph", "npd", "cplh", "cpld" };
-    for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
-        uint32_t max = pcie_fc_is_data(t) ? PCIE_FC_DATA_FIELD_MAX : PCIE_FC_HDR_FIELD_MAX;
-        if (c->adv[t] > max) {
-            snprintf(buf, n, "%s=%u does not fit the InitFC/UpdateFC field; allowed: 0 (infinite) or 1..%u (x fc_scale)",
-                     fc_names[t], c->adv[t], max);
-            return buf;
+    for (unsigned side = 0; side < PCIE_SIDES; side++) {
+        for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
+            uint32_t v = c->adv[side][t], max = pcie_fc_is_data(t) ? PCIE_FC_DATA_FIELD_MAX : PCIE_FC_HDR_FIELD_MAX;
+            if (v > max) {
+                snprintf(buf, n, "%s=%u does not fit the InitFC/UpdateFC field; allowed: 0 (infinite) or 1..%u (x fc_scale)",
+                         pcie_fc_param_name(side, t), v, max);
+                return buf;
+            }
+            /* Table 2-50 minimum advertisements: a receiver must take one max-size TLP. */
+            if ((t == PCIE_FC_PD || t == PCIE_FC_CPLD) && v && v * c->fc_scale < c->mps / PCIE_FC_UNIT_BYTES) {
+                snprintf(buf, n, "%s=%u (x fc_scale %u) is below one MPS of data credits (%u for mps=%u); allowed: 0 or >= %u",
+                         pcie_fc_param_name(side, t), v, c->fc_scale, c->mps / PCIE_FC_UNIT_BYTES, c->mps,
+                         (c->mps / PCIE_FC_UNIT_BYTES + c->fc_scale - 1) / c->fc_scale);
+                return buf;
+            }
         }
-    }
-    /* Table 2-50 minimum advertisements: a receiver must take one max-size TLP. */
-    if (c->adv[PCIE_FC_PD] && c->adv[PCIE_FC_PD] * c->fc_scale < c->mps / PCIE_FC_UNIT_BYTES) {
-        snprintf(buf, n, "pd=%u (x fc_scale %u) is below one MPS of data credits (%u for mps=%u); allowed: 0 or >= %u",
-                 c->adv[PCIE_FC_PD], c->fc_scale, c->mps / PCIE_FC_UNIT_BYTES, c->mps,
-                 (c->mps / PCIE_FC_UNIT_BYTES + c->fc_scale - 1) / c->fc_scale);
-        return buf;
-    }
-    if (c->adv[PCIE_FC_CPLD] && c->adv[PCIE_FC_CPLD] * c->fc_scale < c->mps / PCIE_FC_UNIT_BYTES) {
-        snprintf(buf, n, "cpld=%u (x fc_scale %u) is below one MPS of data credits (%u for mps=%u); allowed: 0 or >= %u",
-                 c->adv[PCIE_FC_CPLD], c->fc_scale, c->mps / PCIE_FC_UNIT_BYTES, c->mps,
-                 (c->mps / PCIE_FC_UNIT_BYTES + c->fc_scale - 1) / c->fc_scale);
-        return buf;
     }
     if (c->tags < 1 || c->tags > 768) {
         snprintf(buf, n, "tags=%u; allowed: 1..768 (10-bit tags)", c->tags);

@@ -1153,7 +1153,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
     }
     for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
         pcie_fc_tx_init(&p->fct[t], pcie_fc_field_bits(t, cfg->fc_scale));
-        pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[t], cfg->fc_scale);
+        pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[dir][t], cfg->fc_scale);   /* its own advertisement: side == dir */
         p->fc_least[t] = pcie_fc_is_data(t) ? cfg->mps / PCIE_FC_UNIT_BYTES : 1;
         p->fc_step[t] = p->fcr[t].initial / 8 > (uint64_t)p->fc_least[t] ? p->fcr[t].initial / 8 : (uint64_t)p->fc_least[t];
         if (p->fcr[t].infinite) {   /* what the transmitter has left is unbounded, nothing is held back */

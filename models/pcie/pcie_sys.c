@@ -381,7 +381,10 @@ void pcie_sys_results(pcie_sys *s, pcie_results *r)
         r->naks_received += p->naks_received;
         r->invalid_acknaks += p->dtx.invalid_acknaks;
         r->updatefcs_refresh += p->fc_refresh_sent;
-        for (unsigned t = 0; t < PCIE_FC_TYPES; t++) r->fc_overflows += p->fcr[t].overflows;
+        for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
+            r->fc_overflows += p->fcr[t].overflows;
+            r->fc_overflows_side[i] += p->fcr[t].overflows;   /* ports[] is indexed by side */
+        }
         if (p->max_replay_occ > r->max_replay_occupancy) r->max_replay_occupancy = p->max_replay_occ;
         if (p->replays_before_retrain_max > r->replays_before_retrain_max)
             r->replays_before_retrain_max = p->replays_before_retrain_max;
@@ -427,6 +430,43 @@ int pcie_sys_check_links(const pcie_sys *s, char *why, size_t n)
 {
     if (sim_link_check(s->down, false, why, n)) return -1;
     if (sim_link_check(s->up, false, why, n)) return -1;
+    return 0;
+}
+
+int pcie_sys_check_credits(pcie_sys *s, char *why, size_t n)
+{
+    static const char *const side_name[PCIE_SIDES] = { "requester (endpoint)", "completer (root port)" };
+    pcie_port *rx_of[PCIE_SIDES] = { &s->req, &s->cpl }, *tx_of[PCIE_SIDES] = { &s->cpl, &s->req };
+    pcie_port_settle(&s->cpl);   /* departures that are due leave the receive buffers first */
+    pcie_port_settle(&s->req);
+    for (unsigned side = 0; side < PCIE_SIDES; side++) {
+        for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
+            const pcie_fc_rx *r = &rx_of[side]->fcr[t];
+            const pcie_fc_tx *f = &tx_of[side]->fct[t];
+            const char *name = pcie_fc_param_name(side, t);
+            if (r->overflows) {
+                snprintf(why, n, "%s received %" PRIu64 " TLPs beyond its advertised %s credits", side_name[side],
+                         r->overflows, name);
+                return -1;
+            }
+            if (!s->finished || r->infinite) continue;
+            if (f->infinite) {
+                snprintf(why, n, "%s advertised %s=%" PRIu64 " but its partner's transmitter treats it as infinite",
+                         side_name[side], name, r->initial);
+                return -1;
+            }
+            if (r->allocated - r->initial != r->received) {
+                snprintf(why, n, "%s %s: its TLPs took %" PRIu64 " credits and released %" PRIu64 " by the end of the run",
+                         side_name[side], name, r->received, r->allocated - r->initial);
+                return -1;
+            }
+            if ((r->received & f->mask) != f->consumed) {
+                snprintf(why, n, "%s %s: received %" PRIu64 " credits (%" PRIu64 " mod 2^F), its partner consumed %u mod 2^F",
+                         side_name[side], name, r->received, r->received & f->mask, f->consumed);
+                return -1;
+            }
+        }
+    }
     return 0;
 }
 
