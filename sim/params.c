@@ -367,7 +367,8 @@ void sim_params_print_use(const sim_params *ps, FILE *out)
         const param *p = &ps->v[i];
         const char *state = p->na_reason ? "not_applicable" : p->read ? "used" : "unread";
         const char *from = p->origin == FROM_USER ? "given" : p->origin == FROM_REGRESS ? "regress" : "default";
-        fprintf(out, "%s\t%s\t%s\t%s\t%s\n", p->def->name, state, from, p->def->def ? p->def->def : "",
+        const char *choices = p->def->type == SIM_P_ENUM ? p->def->choices : p->def->type == SIM_P_BOOL ? "0|1" : "-";
+        fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\n", p->def->name, state, from, p->def->def ? p->def->def : "", choices,
                 p->na_reason ? p->na_reason : "");
     }
 }

@@ -91,7 +91,8 @@ int sim_params_refuse_unused(const sim_params *p, char *err, size_t errlen);
  * declaring one not applicable, is now a bug (abort). */
 void sim_params_seal(sim_params *p);
 /* One line per parameter: name, used|not_applicable|unread, given|regress|default,
- * default text, reason (tab-separated; simrun --check-params prints this). */
+ * default text, choices (enum; 0|1 for bool; else -), reason (tab-separated;
+ * simrun --check-params prints this). */
 void sim_params_print_use(const sim_params *p, FILE *out);
 
 /* The values in effect, as typed JSON ({"gen":5,"op":"wr",...}), and under

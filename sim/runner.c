@@ -121,7 +121,7 @@ static void usage(FILE *out)
             "       simrun [--regress] --check-params TEST [key=value ...]\n"
             "  --regress  apply the test's short regression defaults first (what `make test` runs)\n"
             "  --check-params  configure only (no simulation): print each parameter's use\n"
-            "             (name, used|not_applicable|unread, given|regress|default, default, reason)\n"
+            "             (name, used|not_applicable|unread, given|regress|default, default, choices, reason)\n"
             "  --out DIR  write DIR/reports/TEST.json and DIR/waves/TEST.fst (default: .)\n"
             "exit status: 0 all checks passed, 1 a check failed, 2 bad input\n");
 }
