@@ -43,7 +43,8 @@ static void uniform_run(sim_test_ctx *c)
     cfg.pkt_flits = (int)sim_param_int(p, "pkt_flits");
     cfg.cycles = (uint64_t)sim_param_int(p, "cycles");
     cfg.warmup = (uint64_t)sim_param_int(p, "warmup");
-    sim_param_not_applicable(p, "fanout_read", "nvswitch_uniform sends unicast packets only (fanout_read shapes multicast: nvswitch_fanout)");
+    if (cfg.net.sw.model == NVS_MODEL_TL)   /* with the RTL it picks the Verilated variant */
+        sim_param_not_applicable(p, "fanout_read", "nvswitch_uniform sends unicast packets only, and model=tl has no RTL variant to pick");
     if (cfg.pattern != TRAFFIC_HOTSPOT) sim_param_not_applicable(p, "hotspot_frac", "it applies to pattern=hotspot only");
     cfg.seed = c->seed;
     cfg.record_latency = true;
