@@ -165,6 +165,7 @@ int sim_runner_main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    cur_configured = false;
     const char *name = argv[i++];
     if (!strcmp(name, "list")) {
         list_tests();
@@ -186,6 +187,8 @@ int sim_runner_main(int argc, char **argv)
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help")) {
             sim_params_print_help(ps, t->name, t->help);
+            printf("\nA parameter given that does not apply to the configuration is refused (exit 2);\n"
+                   "`simrun --check-params %s k=v ...` shows how each one is used, without running.\n", t->name);
             sim_params_free(ps);
             return 0;
         }
