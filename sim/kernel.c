@@ -1073,8 +1073,12 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
     }
 }
 
+static void (*run_gate)(void);
+void sim_set_run_gate(void (*gate)(void)) { run_gate = gate; }
+
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
 {
+    if (run_gate) run_gate();
     sim_kernel *outer = running_kernel;   /* a kernel run from inside another one's process */
     running_kernel = k;
     sim_time_ps t = run_loop(k, until_ps);

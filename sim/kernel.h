@@ -109,6 +109,10 @@ uint64_t sim_event_count(const sim_kernel *k);     /* process activations so far
  * SIM_TIME_MAX (no limit) it returns when no activity is left, at the time of
  * the last activity. */
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps);
+/* Called at the start of every sim_run while set (NULL: none). The runner sets
+ * it until the test has read its configuration (sim_test_configured), so a test
+ * that forgets to say so stops before it simulates, not after a long run. */
+void sim_set_run_gate(void (*gate)(void));
 void sim_stop(sim_kernel *k);                     /* finish the current delta, then return */
 bool sim_stopped(const sim_kernel *k);
 /* Earliest pending timed notification, or SIM_TIME_MAX. */

@@ -47,6 +47,42 @@ static double wall_now(void)
 
 static double progress_last;
 
+/* The run in progress: sim_test_configured() and the run gate refer to it. */
+static sim_test_ctx *cur_ctx;
+static sim_params *cur_params;
+static bool check_params_mode, cur_configured;   /* one test per process */
+
+static void run_gate(void)
+{
+    sim_fatal("%s: simulation started before sim_test_configured(); a test reads its parameters, calls "
+              "sim_test_configured(c), then simulates", cur_ctx ? cur_ctx->test_name : "?");
+}
+
+void sim_test_configured(sim_test_ctx *c)
+{
+    if (c != cur_ctx || !cur_params) sim_fatal("sim_test_configured: not the runner's test context");
+    if (cur_configured) sim_fatal("%s: sim_test_configured() called twice", c->test_name);
+    cur_configured = true;
+    sim_set_run_gate(NULL);
+    sim_params_seal(cur_params);
+    char err[4096];
+    int refused = sim_params_refuse_unused(cur_params, err, sizeof err);
+    if (check_params_mode) {
+        sim_params_print_use(cur_params, stdout);
+        fflush(stdout);
+    }
+    if (refused) {
+        for (char *save = NULL, *line = strtok_r(err, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+            fprintf(stderr, "error: %s\n", line);
+        exit(2);
+    }
+    if (check_params_mode) exit(0);
+    /* seed given to a test without random streams: accepted (drivers pass it to every test), said once */
+    const char *why = sim_param_not_applicable_reason(cur_params, "seed");
+    if (why && sim_param_given(cur_params, "seed") && !c->quiet)
+        fprintf(stderr, "note: %s: seed has no effect: %s\n", c->test_name, why);
+}
+
 /* A test that rejects its input (sim_input_error -> exit 2) after the runner
  * opened the waves leaves no waves: the run never happened. Without this a
  * half-written FST and the writer's temporary .hier file stayed behind. */
@@ -82,7 +118,10 @@ static void usage(FILE *out)
             "usage: simrun list\n"
             "       simrun TEST help\n"
             "       simrun [--regress] [--quiet] [--out DIR] TEST [key=value ...]\n"
+            "       simrun [--regress] --check-params TEST [key=value ...]\n"
             "  --regress  apply the test's short regression defaults first (what `make test` runs)\n"
+            "  --check-params  configure only (no simulation): print each parameter's use\n"
+            "             (name, used|not_applicable|unread, given|regress|default, default, choices, reason)\n"
             "  --out DIR  write DIR/reports/TEST.json and DIR/waves/TEST.fst (default: .)\n"
             "exit status: 0 all checks passed, 1 a check failed, 2 bad input\n");
 }
@@ -93,13 +132,13 @@ static void list_tests(void)
     for (unsigned i = 0; i < n_tests; i++) printf("%-20s %s\n", tests[i]->name, tests[i]->help);
 }
 
-/* Applies a space-separated "k=v k=v" string. */
+/* Applies a space-separated "k=v k=v" string as defaults (regress_args). */
 static int apply_string(sim_params *ps, const char *args, char *err, size_t errlen)
 {
     char *copy = strdup(args ? args : "");
     int rc = 0;
     for (char *save = NULL, *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
-        if ((rc = sim_params_set(ps, tok, err, errlen))) break;
+        if ((rc = sim_params_set_default(ps, tok, err, errlen))) break;
     free(copy);
     return rc;
 }
@@ -112,6 +151,7 @@ int sim_runner_main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "--regress")) regress = true;
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
+        else if (!strcmp(argv[i], "--check-params")) check_params_mode = quiet = true;
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
         else if (!strcmp(argv[i], "--list")) { list_tests(); return 0; }
@@ -125,6 +165,7 @@ int sim_runner_main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    cur_configured = false;
     const char *name = argv[i++];
     if (!strcmp(name, "list")) {
         list_tests();
@@ -139,11 +180,15 @@ int sim_runner_main(int argc, char **argv)
     }
     const sim_param_def *tables[2] = { t->params, common_params };
     sim_params *ps = sim_params_new(tables, 2);
+    sim_params_set_owner(ps, t->name);
+    sim_params_lenient(ps, "seed");
     char err[1024];
     if (regress && apply_string(ps, t->regress_args, err, sizeof err)) sim_fatal("test %s: bad regress_args: %s", t->name, err);
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help")) {
             sim_params_print_help(ps, t->name, t->help);
+            printf("\nA parameter given that does not apply to the configuration is refused (exit 2);\n"
+                   "`simrun --check-params %s k=v ...` shows how each one is used, without running.\n", t->name);
             sim_params_free(ps);
             return 0;
         }
@@ -163,7 +208,9 @@ int sim_runner_main(int argc, char **argv)
     c.quiet = quiet;
     c.out_dir = out_dir;
     char path[4096];
-    if (sim_param_bool(ps, "trace")) {
+    /* trace is the runner's: always in effect. seed too, unless the test says
+     * it has no random streams in this configuration. */
+    if (sim_param_bool(ps, "trace") && !check_params_mode) {
         snprintf(path, sizeof path, "%s/waves/%s.fst", out_dir, t->name);
         if (sim_mkdir_parents(path) == 0) c.trace = sim_trace_open(c.k, path);
         open_trace = c.trace;
@@ -174,23 +221,31 @@ int sim_runner_main(int argc, char **argv)
             return 2;
         }
     }
+    cur_ctx = &c;
+    cur_params = ps;
+    sim_set_run_gate(run_gate);
     double t0 = wall_now();
     t->run(&c);
     double wall = wall_now() - t0;
+    if (!cur_configured)
+        sim_fatal("%s: returned without calling sim_test_configured(); every test reads its parameters, then calls it",
+                  t->name);
     if (!c.sim_time_ps) c.sim_time_ps = sim_now(c.k);
     if (!c.sim_events) c.sim_events = sim_event_count(c.k);
     open_trace = NULL;
+    const bool traced = c.trace != NULL;
     sim_trace_close(c.trace);
 
     snprintf(path, sizeof path, "%s/reports/%s.json", out_dir, t->name);
     int rc = sim_report_write(c.report, path, sim_params_json(ps), c.sim_time_ps, c.sim_events, wall);
     sim_report_print(c.report, stdout);
     printf("  sim time %.3f us, %llu events, %.2f s wall; report %s%s%s\n", (double)c.sim_time_ps * 1e-6,
-           (unsigned long long)c.sim_events, wall, path, sim_param_bool(ps, "trace") ? ", waves " : "",
-           sim_param_bool(ps, "trace") ? "written" : "");
+           (unsigned long long)c.sim_events, wall, path, traced ? ", waves " : "", traced ? "written" : "");
     int status = rc ? 2 : sim_report_passed(c.report) ? 0 : 1;
     sim_report_free(c.report);
     sim_kernel_free(c.k);
     sim_params_free(ps);
+    cur_ctx = NULL;
+    cur_params = NULL;
     return status;
 }

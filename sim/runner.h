@@ -2,13 +2,18 @@
  * parameters and a run function and registers itself with SIM_TEST():
  *
  *   static const sim_param_def ring_params[] = { SIM_PARAM_INT("nodes", "8", "", 2, 65536, "ring size"), SIM_PARAM_END };
- *   static void ring_run(sim_test_ctx *c) { ... }
+ *   static void ring_run(sim_test_ctx *c) {
+ *       ... read every parameter; sim_param_not_applicable() those that do not apply ...
+ *       sim_test_configured(c);   // given-but-unused parameters are refused here (exit 2)
+ *       ... build, simulate, report ...
+ *   }
  *   SIM_TEST(kernel_ring, "tokens circulating in a ring", ring_params, "tokens=2", ring_run)
  *
  * The runner adds the common parameters `seed` and `trace`, applies key=value
  * overrides, opens waves/<name>.fst unless trace=0, calls run, and writes
  * reports/<name>.json. Exit status: 0 all checks passed, 1 a check failed,
- * 2 bad input. */
+ * 2 bad input. `simrun --check-params TEST k=v...` runs the test only up to
+ * sim_test_configured() and prints how each parameter is used (no simulation). */
 #ifndef SIM_RUNNER_H
 #define SIM_RUNNER_H
 
@@ -45,6 +50,14 @@ void sim_test_register(const sim_test_def *def);
     static const sim_test_def sim_test_def_##name_ = { #name_, help_, params_, regress_, run_ }; \
     __attribute__((constructor)) static void sim_test_register_##name_(void)          \
     { sim_test_register(&sim_test_def_##name_); }
+
+/* The test has read its whole configuration (every parameter it will use,
+ * with sim_param_not_applicable() for those that do not apply). Call it once,
+ * before anything is simulated: a parameter the user gave that the test did not
+ * read is refused here (exit 2, naming it). A test that reaches sim_run, or
+ * returns, without calling it aborts (a bug). With --check-params the runner
+ * prints the parameters' use and exits here. */
+void sim_test_configured(sim_test_ctx *c);
 
 /* Progress on long runs: a line at most every second on stderr (unless quiet).
  * It reads the wall clock, so call it every few thousand steps, not every step. */

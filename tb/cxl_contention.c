@@ -127,6 +127,9 @@ static void contention_run(sim_test_ctx *c)
     t.read_frac = sim_param_double(p, "read_pct") / 100.0;
     t.think_ns = sim_param_double(p, "think_ns");
     t.target = (uint64_t)sim_param_int(p, "ops");
+    const bool plot = sim_param_bool(p, "plot");
+    if (cfg.cores == 0) sim_param_not_applicable(p, "core_snoop_ns", "cores=0: no host core caches to snoop");
+    sim_test_configured(c);
     t.dev_miss_min_ns = 1e30;
     sim_rng_seed_stream(&t.rng, c->seed, 0xc0);
     for (unsigned i = 0; i < NCLS; i++) sim_hist_init(&t.lat[i], cls_name(i));
@@ -207,7 +210,7 @@ static void contention_run(sim_test_ctx *c)
         }
         fclose(f);
     }
-    if (sim_param_bool(p, "plot")) {
+    if (plot) {
         struct stat sb;
         if (stat("scripts/plot_cxl_contention.sh", &sb) == 0) {
             char cmd[1200];

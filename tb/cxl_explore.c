@@ -59,6 +59,8 @@ static void explore_run(sim_test_ctx *c)
     if (cfg.devices + cfg.cores > 6)
         sim_input_error("cxl_explore: devices=%u + cores=%u = %u agents; allowed at most 6", cfg.devices, cfg.cores,
                         cfg.devices + cfg.cores);
+    sim_param_not_applicable(p, "seed", "the search is exhaustive: nothing is random");
+    sim_test_configured(c);
     cxl_explore_result r;
     cxl_explore_run(&cfg, &r);
     if (c->trace) {   /* the search as waves: new states per BFS level, 1 ns per level */

@@ -73,6 +73,10 @@ static void latency_run(sim_test_ctx *c)
     cfg.lines = 4;
     cxl_sys_cfg_timing_from_params(&cfg, p, "cxl_latency");
     cfg.core_ns = sim_param_double(p, "core_ns");
+    const char *sc = sim_param_str(p, "scenario");
+    const double race = sim_param_double(p, "race_ns");
+    if (strcmp(sc, "race_go_snoop") != 0) sim_param_not_applicable(p, "race_ns", "it applies to scenario=race_go_snoop only");
+    sim_test_configured(c);
     cfg.llc_lines = 1024;
     cfg.track_paths = true;
     cfg.history = true;
@@ -82,7 +86,6 @@ static void latency_run(sim_test_ctx *c)
     cxl_sys *s = cxl_sys_new(c->k, &cfg, c->trace);
     lat_ctx lc = { 0 };
     cxl_sys_set_done(s, lat_done, &lc);
-    const char *sc = sim_param_str(p, "scenario");
     unsigned mop;
     /* the analytic formula, in terms of one-flit (S1) and two-flit (S2) messages */
     double L = cfg.link_ns, H = cfg.home_ns, C = cfg.core_snoop_ns, D = cfg.dev_ns, M = cfg.mem_ns, LLC = cfg.llc_ns;
@@ -134,7 +137,6 @@ static void latency_run(sim_test_ctx *c)
         formula = "2L + S1 + S2 + H + C + 2D";
     } else if (!strcmp(sc, "race_go_snoop")) {
         mop = OP_STORE;
-        double race = sim_param_double(p, "race_ns");
         /* dev1 waits at the home for dev0's transaction (miss to memory); its SnpInv to dev0
          * leaves behind dev0's GO and data (in the second data flit), dev0 answers RspIFwdM */
         expect = (D + S1 + L + H + M - race) + 3 * (S2 + L) + 2 * D;
@@ -151,7 +153,7 @@ static void latency_run(sim_test_ctx *c)
     if (!strcmp(sc, "race_go_snoop")) {
         lc.agent = DEV1;
         if (!cxl_sys_issue(s, DEV0, 0, OP_STORE, 0)) sim_fatal("cxl_latency: race issue refused");
-        sim_run(c->k, sim_now(c->k) + (sim_time_ps)(sim_param_double(p, "race_ns") * 1000.0 + 0.5));
+        sim_run(c->k, sim_now(c->k) + (sim_time_ps)(race * 1000.0 + 0.5));
         if (!cxl_sys_issue(s, DEV1, 0, OP_STORE, 0)) sim_fatal("cxl_latency: race issue refused");
     } else {
         lc.agent = DEV0;

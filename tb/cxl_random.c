@@ -143,6 +143,8 @@ static void random_run(sim_test_ctx *c)
     r.values = cfg.values;
     r.target = (uint64_t)sim_param_int(p, "ops");
     r.outstanding = (unsigned)sim_param_int(p, "outstanding");
+    const bool bench = sim_param_bool(p, "bench");
+    sim_test_configured(c);
     sim_rng_seed_stream(&r.rng, c->seed, 0x7e57);
     r.s = cxl_sys_new(c->k, &cfg, c->trace);
     r.na = cfg.devices + cfg.cores;
@@ -180,7 +182,7 @@ static void random_run(sim_test_ctx *c)
               st.violations ? "; first: " : "", cxl_sys_first_violation(r.s));
     sim_check(rep, "no_deadlocks", deadlocks == 0, "%" PRIu64 " accesses stuck (watchdog %.0f ns)", deadlocks, cfg.watchdog_ns);
     sim_check(rep, "quiescent_consistent", f == 0, "%s", why);
-    if (sim_param_bool(p, "bench")) {
+    if (bench) {
         cJSON *b = cJSON_CreateObject();
         cJSON_AddNumberToObject(b, "ops_per_s", wall > 0 ? (double)r.done / wall : 0);
         cJSON_AddNumberToObject(b, "ops", (double)r.done);

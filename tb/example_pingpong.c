@@ -38,6 +38,12 @@ static void pingpong_run(sim_test_ctx *c)
         .credit_types = 1,
         .credits = { cfg.window },
     };
+    if (req_cfg.bandwidth_GBps == 0) {   /* infinite bandwidth: a message's size costs no time */
+        sim_param_not_applicable(p, "request_bytes", "bandwidth_GBps=0 (infinite): message sizes take no time on the link");
+        sim_param_not_applicable(p, "response_bytes", "bandwidth_GBps=0 (infinite): message sizes take no time on the link");
+    }
+    sim_param_not_applicable(p, "seed", "the example has no random streams");
+    sim_test_configured(c);
     sim_link_cfg rsp_cfg = req_cfg;
     rsp_cfg.name = "rsp";
     rsp_cfg.credit_types = 0;

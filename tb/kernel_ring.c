@@ -130,6 +130,9 @@ static void ring_run(sim_test_ctx *c)
     if ((uint64_t)r.n_tokens >= (uint64_t)r.n_nodes * credits)
         sim_input_error("kernel_ring: tokens=%u must be below nodes*credits=%" PRIu64 " (a full ring deadlocks)", r.n_tokens,
                         (uint64_t)r.n_nodes * credits);
+    const double latency_ns = sim_param_double(p, "latency_ns"), bandwidth_GBps = sim_param_double(p, "bandwidth_GBps");
+    sim_param_not_applicable(p, "seed", "the ring has no random streams");
+    sim_test_configured(c);
     sim_hist_init(&r.lap_ns, "lap_ns");
     r.nodes = calloc(r.n_nodes, sizeof *r.nodes);
     r.tokens = calloc(r.n_tokens, sizeof *r.tokens);
@@ -137,8 +140,8 @@ static void ring_run(sim_test_ctx *c)
     if (!r.nodes || !r.tokens || !links) sim_fatal("out of memory");
 
     sim_link_cfg cfg = { 0 };
-    cfg.latency_ps = (sim_time_ps)(sim_param_double(p, "latency_ns") * 1000.0 + 0.5);
-    cfg.bandwidth_GBps = sim_param_double(p, "bandwidth_GBps");
+    cfg.latency_ps = (sim_time_ps)(latency_ns * 1000.0 + 0.5);
+    cfg.bandwidth_GBps = bandwidth_GBps;
     cfg.credit_latency_ps = SIM_LINK_SAME_LATENCY;
     cfg.credit_types = 1;
     cfg.credits[0] = credits;

@@ -46,6 +46,7 @@ static void fanout_run(sim_test_ctx *c)
     if (cfg.net.sw.core.shared && cfg.net.sw.core.depth && cfg.multicast && cfg.net.sw.core.depth < cfg.fanout * (cfg.net.sw.saf ? pkt_flits : 1))
         sim_input_error("nvswitch_fanout: shared=1 depth=%d cannot hold one multicast %s for %d destinations", cfg.net.sw.core.depth,
                         cfg.net.sw.saf ? "packet" : "flit", cfg.fanout);
+    sim_test_configured(c);
     nvs_fanout_result r;
     if (nvs_run_fanout(c->k, &cfg, &r, why, sizeof why) != 0) sim_input_error("nvswitch_fanout: %s", why);
     c->sim_time_ps = r.sim_time_ps;

@@ -43,6 +43,9 @@ static void uniform_run(sim_test_ctx *c)
     cfg.pkt_flits = (int)sim_param_int(p, "pkt_flits");
     cfg.cycles = (uint64_t)sim_param_int(p, "cycles");
     cfg.warmup = (uint64_t)sim_param_int(p, "warmup");
+    if (cfg.net.sw.model == NVS_MODEL_TL)   /* with the RTL it picks the Verilated variant */
+        sim_param_not_applicable(p, "fanout_read", "nvswitch_uniform sends unicast packets only, and model=tl has no RTL variant to pick");
+    if (cfg.pattern != TRAFFIC_HOTSPOT) sim_param_not_applicable(p, "hotspot_frac", "it applies to pattern=hotspot only");
     cfg.seed = c->seed;
     cfg.record_latency = true;
     cfg.trace = c->trace;
@@ -51,6 +54,7 @@ static void uniform_run(sim_test_ctx *c)
     if (cfg.net.sw.saf && core->depth && core->depth < cfg.pkt_flits)
         sim_input_error("nvswitch_uniform: switching=saf needs depth >= pkt_flits (%d < %d): a packet waits for room for all its flits",
                         core->depth, cfg.pkt_flits);
+    sim_test_configured(c);
     nvs_uniform_result r;
     if (nvs_run_uniform(c->k, &cfg, &r, why, sizeof why) != 0) sim_input_error("nvswitch_uniform: %s", why);
     c->sim_time_ps = r.sim_time_ps;

@@ -33,9 +33,17 @@ static double clock_s(clockid_t id)
 static void bw_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
+    const enum pcie_op op = (enum pcie_op)sim_param_enum(p, "op");
+    if (op == PCIE_OP_WR) pcie_params_writes_only(p, "op=wr runs writes only (op=rd|rdwr runs reads)");
+    if (op == PCIE_OP_RD) {
+        sim_param_not_applicable(p, "ph", "posted credits pace writes, and op=rd runs reads only (op=wr|rdwr runs writes)");
+        sim_param_not_applicable(p, "pd", "posted credits pace writes, and op=rd runs reads only (op=wr|rdwr runs writes)");
+        sim_param_not_applicable(p, "msg", "it follows write transfers, and op=rd runs reads only (op=wr|rdwr runs writes)");
+    }
+    if (sim_param_double(p, "ber") == 0) pcie_params_error_free(p, "ber=0 injects no errors");
     pcie_cfg cfg;
     pcie_cfg_from_params(p, &cfg, "pcie_bw");
-    cfg.op = (enum pcie_op)sim_param_enum(p, "op");
+    cfg.op = op;
     cfg.size = (uint64_t)sim_param_int(p, "size");
     cfg.count = (uint64_t)sim_param_int(p, "count");
     double ber = sim_param_double(p, "ber");
@@ -44,6 +52,8 @@ static void bw_run(sim_test_ctx *c)
     cfg.err[PCIE_DOWN].ber = cfg.err[PCIE_UP].ber = ber;
     char why[256];
     if (pcie_cfg_check(&cfg, why, sizeof why)) sim_input_error("pcie_bw: %s", why);
+    const char *bench = sim_param_str(p, "bench_out");
+    sim_test_configured(c);
 
     pcie_sys *s = pcie_sys_new(c->k, &cfg, c->seed, c->trace);
     const pcie_phy *phy = pcie_sys_phy(s);
@@ -148,7 +158,6 @@ static void bw_run(sim_test_ctx *c)
                   "fastest credit loop %.1f ns >= 2 x wire %.1f ns", r.credit_loop_min_ns,
                   2.0 * (double)cfg.wire_ps / 1000.0);
 
-    const char *bench = sim_param_str(p, "bench_out");
     if (bench && *bench) {
         /* median of three runs (this one and two more on fresh kernels): the machine is shared */
         double rate[3] = { wall > 0 ? (double)tlps / wall : 0 }, crate[3] = { cpu > 0 ? (double)tlps / cpu : 0 };

@@ -42,6 +42,33 @@
     SIM_PARAM_DOUBLE("retrain_ns", "2000", "ns", 0, 1e9, "link retrain (Recovery) penalty after REPLAY_NUM rollover"), \
     SIM_PARAM_INT("tags", "256", "", 1, 768, "outstanding read requests the requester may have")
 
+/* Where only MWr (posted writes) run, the read-side parameters have no effect:
+ * refused if given (sim_param_not_applicable), listed as not applicable in the
+ * report. `only` says what runs ("pcie_credit runs MWr only"). */
+static inline void pcie_params_writes_only(const sim_params *p, const char *only)
+{
+    static const char *const rd[][2] = {
+        { "mrrs", "Max_Read_Request_Size splits read requests" },
+        { "rcb", "the read completion boundary splits read completions" },
+        { "cpl_split", "it splits read completions" },
+        { "cpl_ns", "it is the completer's latency for reads" },
+        { "tags", "tags bound the outstanding read requests" },
+        { "nph", "non-posted credits pace read requests (MWr is posted)" },
+        { "npd", "non-posted credits pace read requests (MWr is posted)" },
+        { "cplh", "completion credits pace read completions" },
+        { "cpld", "completion credits pace read completions" },
+    };
+    for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++)
+        sim_param_not_applicable(p, rd[i][0], "%s, and %s", rd[i][1], only);
+}
+
+/* With no error injected nothing is random and no link ever retrains. */
+static inline void pcie_params_error_free(const sim_params *p, const char *why)
+{
+    sim_param_not_applicable(p, "retrain_ns", "a retrain follows only replay failures, and %s", why);
+    sim_param_not_applicable(p, "seed", "the only random draws are bit errors, and %s", why);
+}
+
 static inline sim_time_ps pcie_ns_to_ps(double ns) { return (sim_time_ps)llround(ns * 1000.0); }
 
 /* Configuration from the shared parameters; bad combinations are user errors (exit 2). */

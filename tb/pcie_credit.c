@@ -117,6 +117,15 @@ static void repo_root(char *buf, size_t n)
 static void credit_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
+    /* the sweep sets the posted credits and their scale itself; only writes run */
+    sim_param_not_applicable(p, "ph", "the credit sweep sets ph itself (PD series at ph=127, PH series, unscaled/scaled "
+                                      "maxima); its range follows from points and sweep_scale");
+    sim_param_not_applicable(p, "pd", "the credit sweep sets pd itself (PD series, PH series at pd=infinite, unscaled/"
+                                      "scaled maxima); its range follows from points and sweep_scale");
+    sim_param_not_applicable(p, "fc_scale", "the credit sweep picks the Scaled FC factor itself; give sweep_scale=1|4|16 "
+                                            "to fix it");
+    pcie_params_writes_only(p, "pcie_credit runs MWr (posted writes) only");
+    pcie_params_error_free(p, "pcie_credit injects no errors");
     pcie_cfg base;
     pcie_cfg_from_params(p, &base, "pcie_credit");
     unsigned points = (unsigned)sim_param_int(p, "points");
@@ -125,6 +134,7 @@ static void credit_run(sim_test_ctx *c)
     if (scale != 0 && scale != 1 && scale != 4 && scale != 16)
         sim_input_error("pcie_credit: sweep_scale=%u; allowed: 0 (automatic), 1, 4, 16", scale);
     if (scale > 1 && base.gen < 4) sim_input_error("pcie_credit: sweep_scale=%u needs gen >= 4 (Scaled FC); gen=%u", scale, base.gen);
+    sim_test_configured(c);
     unsigned mps = base.mps, cpt = mps / PCIE_FC_UNIT_BYTES;
     sim_report *rep = c->report;
     pcie_phy phy;

@@ -86,6 +86,7 @@ static cJSON *run_json(const run_out *o)
 static void replay_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
+    pcie_params_writes_only(p, "pcie_replay runs MWr (posted writes) only");
     pcie_cfg base;
     pcie_cfg_from_params(p, &base, "pcie_replay");
     base.op = PCIE_OP_WR;
@@ -114,6 +115,9 @@ static void replay_run(sim_test_ctx *c)
     if (base.count < 4 * nak_every)
         sim_input_error("pcie_replay: tlps=%llu gives fewer than 4 forced Naks with nak_every=%llu; allowed: tlps >= %llu",
                         (unsigned long long)base.count, (unsigned long long)nak_every, (unsigned long long)(4 * nak_every));
+    const uint32_t drop_ack_every = (uint32_t)sim_param_int(p, "drop_ack_every");
+    const double bad_for = sim_param_double(p, "bad_for_us"), bad_at = sim_param_double(p, "bad_at_us");
+    sim_test_configured(c);
 
     cJSON *table = cJSON_CreateArray();
     bool all_conserved = true;
@@ -170,7 +174,7 @@ static void replay_run(sim_test_ctx *c)
     nak.name = "forced_nak";
     {
         pcie_cfg cfg = base;
-        cfg.err[PCIE_DOWN].nak_every = (uint32_t)sim_param_int(p, "nak_every");
+        cfg.err[PCIE_DOWN].nak_every = (uint32_t)nak_every;
         run_case(c, NULL, NULL, &cfg, &nak);
         all_conserved = all_conserved && nak.conserved;
         cJSON_AddItemToArray(table, run_json(&nak));
@@ -185,7 +189,7 @@ static void replay_run(sim_test_ctx *c)
     ack.name = "dropped_ack";
     {
         pcie_cfg cfg = base;
-        cfg.err[PCIE_UP].drop_ack_every = (uint32_t)sim_param_int(p, "drop_ack_every");
+        cfg.err[PCIE_UP].drop_ack_every = drop_ack_every;
         run_case(c, NULL, NULL, &cfg, &ack);
         all_conserved = all_conserved && ack.conserved;
         cJSON_AddItemToArray(table, run_json(&ack));
@@ -218,9 +222,7 @@ static void replay_run(sim_test_ctx *c)
     bad.name = "bad_link";
     {
         pcie_cfg cfg = base;
-        double bad_for = sim_param_double(p, "bad_for_us");
         sim_time_ps dur = bad_for > 0 ? pcie_ns_to_ps(bad_for * 1000.0) : 4 * phy.replay_timeout_ps + SIM_US(1);
-        double bad_at = sim_param_double(p, "bad_at_us");
         cfg.err[PCIE_DOWN].bad_from_ps = bad_at > 0 ? pcie_ns_to_ps(bad_at * 1000.0) : sweep[0].r.end_ps / 4;
         if (cfg.err[PCIE_DOWN].bad_from_ps >= sweep[0].r.end_ps)
             sim_input_error("pcie_replay: bad_at_us=%g is after the stream ends (%.1f us without errors); use 0 or less",

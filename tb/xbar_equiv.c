@@ -236,6 +236,12 @@ static void equiv_run(sim_test_ctx *cx)
         for (size_t i = 0; i < nv; i++) ok |= vars[i].ports == fixed_ports;
         if (!ok) sim_input_error("xbar_equiv: ports=%u has no Verilated RTL; allowed: 0 (random) or %s", fixed_ports, xbar_rtl_ports_list());
     }
+    const unsigned depth_p = (unsigned)sim_param_int(p, "depth"), iters_p = (unsigned)sim_param_int(p, "iters");
+    const double load_p = sim_param_double(p, "load"), mcast_p = sim_param_double(p, "mcast");
+    const int pattern_p = sim_param_enum(p, "pattern");
+    const bool ramp = sim_param_bool(p, "ramp");
+    const uint64_t thr_cycles = (uint64_t)sim_param_int(p, "thr_cycles");
+    sim_test_configured(cx);
     sim_rng rng;
     sim_rng_seed_stream(&rng, cx->seed, 0xe9);
     cJSON *list = cJSON_CreateArray();
@@ -249,12 +255,11 @@ static void equiv_run(sim_test_ctx *cx)
         /* configuration 0 (the one in the waves) always has the smallest
          * Verilated size, so waves/xbar_equiv.gtkw names fit every seed */
         equiv_cfg e = { .ports = v->ports, .latency = v->latency, .fanout_read = v->fanout_read };
-        e.depth = sim_param_int(p, "depth") ? (unsigned)sim_param_int(p, "depth") : 1 + (unsigned)sim_rng_below(&rng, 32);
-        e.iters = sim_param_int(p, "iters") ? (unsigned)sim_param_int(p, "iters") : 1 + (unsigned)sim_rng_below(&rng, 4);
-        e.load = sim_param_double(p, "load") >= 0 ? sim_param_double(p, "load") : 0.05 + 0.95 * sim_rng_double(&rng);
-        e.mcast = sim_param_double(p, "mcast") >= 0 ? sim_param_double(p, "mcast") : 0.3 * sim_rng_double(&rng);
-        int pat = sim_param_enum(p, "pattern");
-        e.pattern = pat > 0 ? (enum xbar_pattern)(pat - 1) : (enum xbar_pattern)sim_rng_below(&rng, 4);
+        e.depth = depth_p ? depth_p : 1 + (unsigned)sim_rng_below(&rng, 32);
+        e.iters = iters_p ? iters_p : 1 + (unsigned)sim_rng_below(&rng, 4);
+        e.load = load_p >= 0 ? load_p : 0.05 + 0.95 * sim_rng_double(&rng);
+        e.mcast = mcast_p >= 0 ? mcast_p : 0.3 * sim_rng_double(&rng);
+        e.pattern = pattern_p > 0 ? (enum xbar_pattern)(pattern_p - 1) : (enum xbar_pattern)sim_rng_below(&rng, 4);
         e.seed = sim_rng_u64(&rng);
         equiv_result res;
         sim_trace *tr = k == 0 ? cx->trace : NULL;   /* waves: the first configuration */
@@ -288,15 +293,14 @@ static void equiv_run(sim_test_ctx *cx)
     }
     uint64_t ramp_bad = 0, ramp_mism = 0;
     char ramp_first[160] = "";
-    if (sim_param_bool(p, "ramp")) {
+    if (ramp) {
         for (size_t i = 0; i < nv; i++)
             if (vars[i].latency == 1 && !vars[i].fanout_read && (i == 0 || vars[i].ports != vars[i - 1].ports))
                 run_ramp(vars[i].ports, rrm, &ramp_mism, &ramp_bad, ramp_first, sizeof ramp_first);
     }
-    const uint64_t thr_cycles = (uint64_t)sim_param_int(p, "thr_cycles");
     if (thr_cycles) {
         /* The same configuration in C and in RTL, each alone, same traffic seed. */
-        const unsigned depth = 32, iters = sim_param_int(p, "iters") ? (unsigned)sim_param_int(p, "iters") : 1;
+        const unsigned depth = 32, iters = iters_p ? iters_p : 1;
         xbar_core_cfg cc;
         xbar_core_cfg_default(&cc, 16);
         cc.depth = (int)depth;
@@ -325,7 +329,7 @@ static void equiv_run(sim_test_ctx *cx)
               "%" PRIu64 " lost, duplicated, reordered or unknown copies of %" PRIu64 " (C model's outputs)", score_err, copies);
     sim_check(cx->report, "credits_conserved", credit_err == 0, "%" PRIu64 " credit errors (unknown credit, overrun, not home after drain)",
               credit_err);
-    if (sim_param_bool(p, "ramp"))
+    if (ramp)
         sim_check(cx->report, "islip1_reset_ramp", ramp_bad == 0, "%s",
                   ramp_bad ? ramp_first : "t+1 matches in cycle t for t < N, then N, in C and RTL, every Verilated N");
 }

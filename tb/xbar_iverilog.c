@@ -78,6 +78,8 @@ static void iv_run(sim_test_ctx *cx)
     const uint64_t cycles = (uint64_t)sim_param_int(p, "cycles");
     xbar_rtl_cfg rc = { .ports = n, .iters = (unsigned)sim_param_int(p, "iters"), .latency = (unsigned)sim_param_int(p, "latency"),
                         .depth = (unsigned)sim_param_int(p, "depth"), .fanout_read = sim_param_bool(p, "fanout_read") };
+    const double load = sim_param_double(p, "load"), mcast = sim_param_double(p, "mcast");
+    sim_test_configured(cx);
     char why[256];
     xbar_rtl *x = xbar_rtl_new(&rc, why, sizeof why);
     if (!x) sim_input_error("xbar_iverilog: %s", why);
@@ -100,8 +102,8 @@ static void iv_run(sim_test_ctx *cx)
     FILE *fs = fopen(stim_path, "w"), *fv = fopen(ver_path, "w");
     if (!fs || !fv) sim_fatal("xbar_iverilog: cannot write %s", dir);
     xbar_stim st;
-    xbar_stim_cfg sc = { .ports = n, .depth = rc.depth, .load = sim_param_double(p, "load"), .pattern = XBAR_PAT_UNIFORM,
-                         .mcast_frac = sim_param_double(p, "mcast"), .mcast_fanout = 3, .seed = cx->seed };
+    xbar_stim_cfg sc = { .ports = n, .depth = rc.depth, .load = load, .pattern = XBAR_PAT_UNIFORM,
+                         .mcast_frac = mcast, .mcast_fanout = 3, .seed = cx->seed };
     xbar_stim_init(&st, &sc);
     bitbuf bv = { calloc(n, 1), n }, bd = { calloc((size_t)n * n, 1), n * n }, bdata = { calloc((size_t)n * 64, 1), n * 64 },
            bsrc = { calloc((size_t)n * iw, 1), n * iw };

@@ -1,10 +1,14 @@
 /* Params: defaults, overrides, typed parsing (1e6-style integers, hex, bools,
  * enums), and rejection of unknown keys, malformed and out-of-range values
- * with a message naming the key, the value and what is allowed. */
+ * with a message naming the key, the value and what is allowed. Used or
+ * refused: a key given twice is an error; a given parameter that is never read
+ * or declared not applicable is refused with its reason; a default one is not;
+ * reports keep only the parameters in effect. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -40,9 +44,11 @@ static void setup(void)
 
 static void teardown(void) { sim_params_free(ps); }
 
+/* One assignment on a fresh set (a key may be given once per command line). */
 static int set(const char *a)
 {
-    err[0] = 0;
+    teardown();
+    setup();
     return sim_params_set(ps, a, err, sizeof err);
 }
 
@@ -66,7 +72,7 @@ START_TEST(test_overrides_and_parsing)
     ck_assert_int_eq(set("nodes=32"), 0);
     ck_assert_int_eq(sim_param_int(ps, "nodes"), 32);
     ck_assert(sim_param_given(ps, "nodes"));
-    ck_assert_int_eq(set("nodes=64"), 0);                   /* inclusive max; last one wins */
+    ck_assert_int_eq(set("nodes=64"), 0);                   /* inclusive max */
     ck_assert_int_eq(sim_param_int(ps, "nodes"), 64);
     ck_assert_int_eq(set("hops=1e6"), 0);                   /* 1e6-style integers */
     ck_assert_int_eq(sim_param_int(ps, "hops"), 1000000);
@@ -151,9 +157,23 @@ START_TEST(test_unknown_and_malformed_arguments)
 }
 END_TEST
 
+/* Reads what a test would read, so every parameter is in effect. */
+static void read_all(void)
+{
+    (void)sim_param_int(ps, "nodes");
+    (void)sim_param_int(ps, "hops");
+    (void)sim_param_int(ps, "anyint");
+    (void)sim_param_double(ps, "latency_ns");
+    (void)sim_param_bool(ps, "verbose");
+    (void)sim_param_enum(ps, "op");
+    (void)sim_param_str(ps, "label");
+    (void)sim_param_int(ps, "seed");
+}
+
 START_TEST(test_params_json)
 {
     ck_assert_int_eq(set("op=wr"), 0);
+    read_all();
     cJSON *o = sim_params_json(ps);
     ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(o, "nodes")));
     ck_assert_int_eq(cJSON_GetObjectItem(o, "nodes")->valueint, 16);
@@ -163,6 +183,100 @@ START_TEST(test_params_json)
     ck_assert_str_eq(cJSON_GetObjectItem(o, "label")->valuestring, "x");
     ck_assert_int_eq(cJSON_GetArraySize(o), 8);             /* every effective value, once */
     cJSON_Delete(o);
+}
+END_TEST
+
+START_TEST(test_key_given_twice)
+{
+    ck_assert_int_eq(sim_params_set(ps, "nodes=8", err, sizeof err), 0);
+    ck_assert_int_eq(sim_params_set(ps, "nodes=32", err, sizeof err), -1);
+    ck_assert_str_eq(err, "parameter 'nodes' given twice: nodes=8 and nodes=32; give it once");
+    ck_assert_int_eq(sim_param_int(ps, "nodes"), 8);          /* the refused one changes nothing */
+    /* a regress default may be overridden once by the user, then not again */
+    ck_assert_int_eq(sim_params_set_default(ps, "hops=5", err, sizeof err), 0);
+    ck_assert(!sim_param_given(ps, "hops"));
+    ck_assert_int_eq(sim_params_set(ps, "hops=7", err, sizeof err), 0);
+    ck_assert_int_eq(sim_param_int(ps, "hops"), 7);
+    ck_assert_int_eq(sim_params_set(ps, "hops=9", err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "'hops' given twice: hops=7 and hops=9"));
+}
+END_TEST
+
+START_TEST(test_default_but_unused_is_fine)
+{
+    sim_params_set_owner(ps, "t");
+    (void)sim_param_int(ps, "nodes");
+    sim_param_not_applicable(ps, "label", "labels are not used with op=%s", sim_param_str(ps, "op"));
+    ck_assert_int_eq(sim_params_refuse_unused(ps, err, sizeof err), 0);
+    ck_assert(sim_param_in_effect(ps, "nodes"));
+    ck_assert(!sim_param_in_effect(ps, "hops"));              /* never read */
+    ck_assert(!sim_param_in_effect(ps, "label"));             /* declared not applicable */
+    /* the report keeps only what is in effect, and says why the rest is not */
+    cJSON *o = sim_params_json(ps);
+    ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "nodes"));
+    ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "op"));
+    ck_assert_ptr_null(cJSON_GetObjectItem(o, "hops"));
+    ck_assert_ptr_null(cJSON_GetObjectItem(o, "label"));
+    const cJSON *na = cJSON_GetObjectItem(o, SIM_PARAMS_NOT_APPLICABLE_KEY);
+    ck_assert_str_eq(cJSON_GetObjectItem(na, "label")->valuestring, "labels are not used with op=rd");
+    ck_assert_str_eq(cJSON_GetObjectItem(na, "hops")->valuestring, "not read by t in this configuration");
+    cJSON_Delete(o);
+}
+END_TEST
+
+START_TEST(test_given_but_unread_is_refused)
+{
+    sim_params_set_owner(ps, "t");
+    ck_assert_int_eq(sim_params_set(ps, "hops=5", err, sizeof err), 0);
+    ck_assert_int_eq(sim_params_set(ps, "label=y", err, sizeof err), 0);
+    ck_assert_int_eq(sim_params_set(ps, "nodes=4", err, sizeof err), 0);
+    (void)sim_param_int(ps, "nodes");
+    ck_assert_int_eq(sim_params_refuse_unused(ps, err, sizeof err), 2);
+    ck_assert_str_eq(err, "t: parameter 'hops' does not apply: the test does not read it in this configuration\n"
+                          "t: parameter 'label' does not apply: the test does not read it in this configuration");
+    /* regress_args are held to the same rule (a test's own defaults must be in effect) */
+    teardown();
+    setup();
+    sim_params_set_owner(ps, "t");
+    ck_assert_int_eq(sim_params_set_default(ps, "hops=5", err, sizeof err), 0);
+    ck_assert_int_eq(sim_params_refuse_unused(ps, err, sizeof err), 1);
+    ck_assert_ptr_nonnull(strstr(err, "'hops' does not apply"));
+    ck_assert_ptr_nonnull(strstr(err, "regress_args"));
+    /* seed is lenient: a driver passes it to every test */
+    teardown();
+    setup();
+    sim_params_lenient(ps, "seed");
+    ck_assert_int_eq(sim_params_set(ps, "seed=3", err, sizeof err), 0);
+    sim_param_not_applicable(ps, "seed", "no random streams");
+    ck_assert_int_eq(sim_params_refuse_unused(ps, err, sizeof err), 0);
+}
+END_TEST
+
+/* Given and declared not applicable: exit 2 at once, the reason in the message. */
+START_TEST(test_given_not_applicable_exits_2)
+{
+    sim_params_set_owner(ps, "t");
+    ck_assert_int_eq(sim_params_set(ps, "label=y", err, sizeof err), 0);
+    (void)sim_param_str(ps, "label");                         /* a shared helper read it: the declaration wins */
+    sim_param_not_applicable(ps, "label", "op=%s has no labels", "rd");
+}
+END_TEST
+
+/* After the test said it has read its configuration, a late first read is a bug. */
+START_TEST(test_read_after_seal_aborts)
+{
+    (void)sim_param_int(ps, "nodes");
+    sim_params_seal(ps);
+    (void)sim_param_int(ps, "nodes");                         /* read before: fine */
+    (void)sim_param_int(ps, "hops");                          /* never read before: abort */
+}
+END_TEST
+
+START_TEST(test_reserved_name_aborts)
+{
+    static const sim_param_def bad[] = { SIM_PARAM_INT(SIM_PARAMS_NOT_APPLICABLE_KEY, "1", "", 0, 9, "x"), SIM_PARAM_END };
+    const sim_param_def *tables[1] = { bad };
+    sim_params_new(tables, 1);
 }
 END_TEST
 
@@ -201,6 +315,12 @@ static Suite *suite(void)
     tcase_add_test(tc, test_rejections_name_key_value_allowed);
     tcase_add_test(tc, test_unknown_and_malformed_arguments);
     tcase_add_test(tc, test_params_json);
+    tcase_add_test(tc, test_key_given_twice);
+    tcase_add_test(tc, test_default_but_unused_is_fine);
+    tcase_add_test(tc, test_given_but_unread_is_refused);
+    tcase_add_exit_test(tc, test_given_not_applicable_exits_2, 2);
+    tcase_add_test_raise_signal(tc, test_read_after_seal_aborts, SIGABRT);
+    tcase_add_test_raise_signal(tc, test_reserved_name_aborts, SIGABRT);
     tcase_add_test_raise_signal(tc, test_broken_default_aborts, SIGABRT);
     tcase_add_test_raise_signal(tc, test_wrong_type_access_aborts, SIGABRT);
     tcase_add_test_raise_signal(tc, test_undeclared_access_aborts, SIGABRT);

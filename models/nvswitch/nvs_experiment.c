@@ -313,21 +313,22 @@ int nvs_net_from_params(const sim_params *p, nvs_net_cfg *net, uint64_t seed, ch
     net->link_latency_ns = sim_param_double(p, "link_latency_ns");
     net->port_GBps = sim_param_double(p, "port_GBps");
     const char *preset = sim_param_str(p, "preset");
+    /* parameters this configuration makes moot: refused if given (sim/params.h) */
+    if (c->alloc == XBAR_ALLOC_WAVEFRONT)
+        sim_param_not_applicable(p, "iters", "alloc=wavefront is maximal in one pass (no iterations; alloc=islip|pim|rr take iters)");
+    if (c->queue == XBAR_QUEUE_FIFO)
+        sim_param_not_applicable(p, "shared", "queue=fifo: a FIFO input already is one buffer (shared applies to queue=voq)");
+    if (c->depth == 0)
+        sim_param_not_applicable(p, "credit_batch", "depth=0: unbounded buffers, no credits to return");
     if (strcmp(preset, "none") != 0) {
         const nvlink_preset *np = nvlink_preset_find(preset);
-        if (sim_param_given(p, "port_GBps") && sim_param_double(p, "port_GBps") != np->link_GBps)
-            return snprintf(why, why_n, "preset=%s sets port_GBps=%g; port_GBps=%g contradicts it (give one of them)", preset,
-                            np->link_GBps, sim_param_double(p, "port_GBps")), -1;
+        sim_param_not_applicable(p, "port_GBps", "preset=%s sets port_GBps=%g (give one of them)", preset, np->link_GBps);
         net->port_GBps = np->link_GBps;
         if (np->switch_ports && c->ports > np->switch_ports && sim_param_given(p, "ports"))
             return snprintf(why, why_n, "ports=%d: preset=%s switch has %d ports", c->ports, preset, np->switch_ports), -1;
     }
-    if (c->shared && c->queue == XBAR_QUEUE_FIFO)
-        return snprintf(why, why_n, "shared=1 applies to queue=voq (a FIFO input already is one buffer)"), -1;
     if (c->shared && c->depth && c->depth < c->ports)
         return snprintf(why, why_n, "shared=1 depth=%d: a shared input buffer needs at least ports=%d flits", c->depth, c->ports), -1;
-    if (c->alloc == XBAR_ALLOC_WAVEFRONT && sim_param_given(p, "iters") && c->iters != 1)
-        return snprintf(why, why_n, "iters=%d: alloc=wavefront is maximal in one pass (iters=1 only)", c->iters), -1;
     if (net->sw.credit_batch > 1 && c->depth && net->sw.credit_batch > c->depth)
         return snprintf(why, why_n, "credit_batch=%d exceeds depth=%d", net->sw.credit_batch, c->depth), -1;
     return xbar_core_cfg_check(c, why, why_n);
