@@ -85,6 +85,13 @@ static inline void pcie_cfg_from_params(const sim_params *p, pcie_cfg *c, const 
     c->ecrc = sim_param_bool(p, "ecrc");
     for (unsigned side = 0; side < PCIE_SIDES; side++)   /* each port advertises its own credits */
         for (unsigned t = 0; t < PCIE_FC_TYPES; t++) c->adv[side][t] = (uint32_t)sim_param_int(p, pcie_fc_param_name(side, t));
+    /* In these tests the endpoint is the only requester: no TLP goes to the
+     * endpoint's posted/non-posted receivers or to the root port's completion
+     * receiver, so those advertisements set only InitFC values and refreshes. */
+    static const char *const other_side[] = { "ep_ph", "ep_pd", "ep_nph", "ep_npd", "rc_cplh", "rc_cpld" };
+    for (unsigned i = 0; i < sizeof other_side / sizeof other_side[0]; i++)
+        sim_param_not_applicable(p, other_side[i],
+                                 "the endpoint is the only requester here: no TLP goes to the receiver whose credits it sets");
     c->fc_scale = (unsigned)sim_param_int(p, "fc_scale");
     c->wire_ps = pcie_ns_to_ps(sim_param_double(p, "wire_ns"));
     c->rx_ps = pcie_ns_to_ps(sim_param_double(p, "rx_ns"));

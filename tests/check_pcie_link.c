@@ -323,14 +323,16 @@ START_TEST(test_per_partner_credits)
 }
 END_TEST
 
-/* Through simrun: each side's advertisement is a parameter of its own, a bad
- * one exits 2 naming it, and params reports both sides. */
+/* Through simrun: a bad advertisement exits 2 naming it; the other side's
+ * advertisements (no TLP goes to their receivers in these tests) are refused
+ * as not applicable, and the report lists them so. */
 START_TEST(test_per_partner_params_simrun)
 {
     static const struct { const char *args, *must_say; } bad[] = {
-        { "pcie_bw ep_pd=8", "ep_pd=8" },      /* below one MPS (16 credits at mps=256) */
-        { "pcie_bw rc_cpld=4", "rc_cpld=4" },
-        { "pcie_bw pd=8", "pd=8" },
+        { "pcie_bw ep_pd=8", "'ep_pd' does not apply" },
+        { "pcie_bw rc_cpld=4", "'rc_cpld' does not apply" },
+        { "pcie_bw pd=8", "pd=8" },           /* below one MPS (16 credits at mps=256) */
+        { "pcie_bw op=rd cpld=4", "cpld=4" },
     };
     char dir[64], cmd[512], out[8192];
     snprintf(dir, sizeof dir, "/tmp/check_pcie_link.%d", (int)getpid());
@@ -345,8 +347,8 @@ START_TEST(test_per_partner_params_simrun)
         ck_assert_msg(strstr(out, bad[i].must_say) != NULL, "%s: message does not name %s:\n%s", bad[i].args,
                       bad[i].must_say, out);
     }
-    snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' pcie_bw count=20 ep_ph=16 rc_cplh=8 trace=0 >/dev/null 2>&1", LINKSTACK_SIMRUN, dir);
-    ck_assert_msg(system(cmd) == 0, "pcie_bw count=20 ep_ph=16 rc_cplh=8 failed");
+    snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' pcie_bw op=rd count=20 cplh=8 trace=0 >/dev/null 2>&1", LINKSTACK_SIMRUN, dir);
+    ck_assert_msg(system(cmd) == 0, "pcie_bw op=rd count=20 cplh=8 failed");
     snprintf(cmd, sizeof cmd, "%s/reports/pcie_bw.json", dir);
     FILE *f = fopen(cmd, "r");
     ck_assert_ptr_nonnull(f);
@@ -358,13 +360,18 @@ START_TEST(test_per_partner_params_simrun)
     ck_assert_ptr_nonnull(j);
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
     static const struct { const char *name; double v; } want[] = {
-        { "ph", 127 }, { "ep_ph", 16 }, { "cplh", 0 }, { "rc_cplh", 8 }, { "pd", 2047 }, { "ep_pd", 2047 },
+        { "nph", 64 }, { "cplh", 8 }, { "cpld", 0 },
     };
     for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, want[i].name);
         ck_assert_msg(cJSON_IsNumber(v) && v->valuedouble == want[i].v, "params.%s not reported as %g", want[i].name,
                       want[i].v);
     }
+    const cJSON *na = cJSON_GetObjectItemCaseSensitive(params, "not_applicable");
+    static const char *const moot[] = { "ep_ph", "rc_cplh", "ph", "pd" };   /* other side; op=rd sends no MWr */
+    for (unsigned i = 0; i < sizeof moot / sizeof moot[0]; i++)
+        ck_assert_msg(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(na, moot[i])), "params.not_applicable.%s missing",
+                      moot[i]);
     cJSON_Delete(j);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
