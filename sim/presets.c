@@ -87,13 +87,13 @@ void topo_preset_names(char *buf, size_t n)
 
 void topo_presets_print(FILE *out)
 {
-    fprintf(out, "%-16s %9s %5s %9s %9s %10s %8s  %s\n", "preset", "lane_Gbps", "lanes", "encoding", "GBps",
+    fprintf(out, "%-16s %10s %5s %9s %9s %10s %6s  %s\n", "preset", "lane_Gbps", "lanes", "encoding", "GBps",
             "latency_ns", "ovh_B", "overhead / source");
     for (unsigned i = 0; i < N_PRESETS; i++) {
         const topo_preset *p = &presets[i];
         char enc[24];
         snprintf(enc, sizeof enc, "%u/%u", p->enc_num, p->enc_den);
-        fprintf(out, "%-16s %9g %5u %9s %9.3f %10.1f %8u  %s; %s\n", p->name, p->lane_Gbps, p->lanes, enc,
+        fprintf(out, "%-16s %10.8g %5u %9s %9.3f %10.1f %6u  %s; %s\n", p->name, p->lane_Gbps, p->lanes, enc,
                 topo_preset_GBps(p), p->latency_ns, p->overhead_bytes, p->overhead_what, p->source);
     }
     fprintf(out, "GBps = lane_Gbps x lanes x encoding / 8, per direction; links are full duplex.\n");

@@ -368,6 +368,28 @@ START_TEST(test_builder_api)
 }
 END_TEST
 
+/* simrun list-presets prints every preset with its computed rate. */
+START_TEST(test_list_presets)
+{
+    FILE *f = popen(LINKSTACK_SIMRUN " list-presets", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024];
+    unsigned rows = 0;
+    bool gen5 = false;
+    while (fgets(line, sizeof line, f)) {
+        for (unsigned i = 0; i < topo_preset_count(); i++) {
+            const char *name = topo_preset_at(i)->name;
+            size_t n = strlen(name);
+            if (!strncmp(line, name, n) && line[n] == ' ') rows++;
+        }
+        if (!strncmp(line, "pcie-gen5-x16 ", 14) && strstr(line, " 63.015 ")) gen5 = true;
+    }
+    ck_assert_int_eq(pclose(f), 0);
+    ck_assert_uint_eq(rows, topo_preset_count());
+    ck_assert(gen5);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("topo");
@@ -379,6 +401,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_generator_refusals);
     tcase_add_exit_test(tc, test_exit_status, 2);
     tcase_add_test(tc, test_builder_api);
+    tcase_add_test(tc, test_list_presets);
     suite_add_tcase(s, tc);
     return s;
 }
