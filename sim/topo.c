@@ -193,9 +193,12 @@ int topo_add_node(topo *t, const char *name, const char *kind, const char *const
                         params[i], *k->params ? k->params : "none");
         char *end = NULL;
         long v = eq ? strtol(eq + 1, &end, 10) : -1;
-        if (!eq || !eq[1] || *end || v < 1 || v > (long)k->max_ports)
-            return fail(err, errlen, "node '%s': param ports='%s' above the radix limit or not a number; allowed: 1..%u for kind %s",
-                        name, eq ? eq + 1 : "", k->max_ports, k->name);
+        if (!eq || !eq[1] || *end)
+            return fail(err, errlen, "node '%s': param ports='%s' is not a number; allowed: 1..%u for kind %s", name,
+                        eq ? eq + 1 : "", k->max_ports, k->name);
+        if (v < 1 || v > (long)k->max_ports)
+            return fail(err, errlen, "node '%s': param ports=%ld: radix above the kind's limit or below 1; allowed: 1..%u for kind %s",
+                        name, v, k->max_ports, k->name);
         ports = v;
     }
     if ((t->n_nodes & (t->n_nodes - 1)) == 0) {   /* grow at powers of two */

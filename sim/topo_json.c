@@ -44,6 +44,8 @@ static bool only_fields(const cJSON *o, const char *const *allowed, char *bad, s
         bool ok = false;
         for (unsigned i = 0; allowed[i]; i++)
             if (f->string && !strcmp(f->string, allowed[i])) ok = true;
+        for (const cJSON *g = o->child; ok && g != f; g = g->next)
+            if (g->string && f->string && !strcmp(g->string, f->string)) ok = false;   /* given twice */
         if (!ok) {
             snprintf(bad, n, "%s", f->string ? f->string : "");
             return false;
@@ -60,7 +62,7 @@ static topo *read_nodes(topo *t, const cJSON *nodes, char *err, size_t errlen)
         char bad[128];
         if (!cJSON_IsObject(n)) return refuse(t, err, errlen, "nodes[%u]: not an object; allowed: {\"name\",\"kind\",\"params\"}", i);
         if (!only_fields(n, node_fields, bad, sizeof bad))
-            return refuse(t, err, errlen, "nodes[%u]: unknown field '%s'; allowed: name, kind, params", i, bad);
+            return refuse(t, err, errlen, "nodes[%u]: unknown or repeated field '%s'; allowed: name, kind, params, once each", i, bad);
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(n, "name");
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(n, "kind");
         const cJSON *params = cJSON_GetObjectItemCaseSensitive(n, "params");
@@ -110,7 +112,7 @@ static topo *read_links(topo *t, const cJSON *links, char *err, size_t errlen)
         char bad[128];
         if (!cJSON_IsObject(l)) return refuse(t, err, errlen, "links[%u]: not an object; allowed: {\"a\",\"b\",\"preset\",...}", i);
         if (!only_fields(l, link_fields, bad, sizeof bad))
-            return refuse(t, err, errlen, "links[%u]: unknown field '%s'; allowed: a, b, preset, latency_ns, GBps", i, bad);
+            return refuse(t, err, errlen, "links[%u]: unknown or repeated field '%s'; allowed: a, b, preset, latency_ns, GBps, once each", i, bad);
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(l, "a");
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "b");
         const cJSON *preset = cJSON_GetObjectItemCaseSensitive(l, "preset");
@@ -168,7 +170,7 @@ topo *topo_from_json_text(const char *text, size_t len, const char *default_pres
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
     if (!cJSON_IsObject(root)) t = refuse(t, err, errlen, "top level: not an object; allowed: {\"nodes\":[...],\"links\":[...]}");
     else if (!only_fields(root, top_fields, bad, sizeof bad))
-        t = refuse(t, err, errlen, "top level: unknown field '%s'; allowed: nodes, links", bad);
+        t = refuse(t, err, errlen, "top level: unknown or repeated field '%s'; allowed: nodes, links, once each", bad);
     else if (!cJSON_IsArray(nodes)) t = refuse(t, err, errlen, "top level: field nodes missing or not an array");
     else if (!cJSON_IsArray(links)) t = refuse(t, err, errlen, "top level: field links missing or not an array");
     else if ((t = read_nodes(t, nodes, err, errlen)) && (t = read_links(t, links, err, errlen))) {

@@ -264,7 +264,7 @@ START_TEST(test_json_refusals)
                  "\"links\":[{\"a\":\"h0\",\"b\":\"h1\"},{\"a\":\"h2\",\"b\":\"h3\"}]}",
                  "disconnected", "'h2'");
     refused_json("{\"nodes\":[" NODES2 ",{\"name\":\"s0\",\"kind\":\"switch\",\"params\":{\"ports\":65}}],\"links\":[]}",
-                 "node 's0'", "allowed: 1..64");
+                 "node 's0': param ports=65: radix above the kind's limit", "allowed: 1..64 for kind switch");
     refused_json("{\"nodes\":[" NODES2 ",{\"name\":\"s0\",\"kind\":\"switch\",\"params\":{\"radix\":8}}],\"links\":[]}",
                  "node 's0': kind switch takes no param 'radix'", "allowed: ports");
     refused_json("{\"nodes\":[" NODES2 "," SW "],\"links\":[{\"a\":\"h0\",\"b\":\"s0.p4\"}]}", "port 4 above the radix of s0",
@@ -276,15 +276,17 @@ START_TEST(test_json_refusals)
     refused_json("{\"nodes\":[" NODES2 "],\"links\":[{\"a\":\"h0\",\"b\":\"h1\",\"latency_ns\":-1}]}", "links[0]: field latency_ns",
                  ">= 0");
     refused_json("{\"nodes\":[" NODES2 "],\"links\":[{\"a\":\"h0\",\"b\":\"h1\",\"GBps\":0}]}", "links[0]: field GBps", "> 0");
-    refused_json("{\"nodes\":[" NODES2 "],\"links\":[{\"a\":\"h0\",\"b\":\"h1\",\"rate\":5}]}", "links[0]: unknown field 'rate'",
+    refused_json("{\"nodes\":[" NODES2 "],\"links\":[{\"a\":\"h0\",\"b\":\"h1\",\"rate\":5}]}", "links[0]: unknown or repeated field 'rate'",
                  "allowed: a, b, preset, latency_ns, GBps");
-    refused_json("{\"nodes\":[{\"name\":\"h0\",\"kinds\":\"endpoint\"}],\"links\":[]}", "nodes[0]: unknown field 'kinds'", NULL);
+    refused_json("{\"nodes\":[{\"name\":\"h0\",\"kinds\":\"endpoint\"}],\"links\":[]}", "nodes[0]: unknown or repeated field 'kinds'", NULL);
+    refused_json("{\"nodes\":[{\"name\":\"h0\",\"kind\":\"endpoint\",\"name\":\"h9\"}],\"links\":[]}",
+                 "nodes[0]: unknown or repeated field 'name'", "once each");
     refused_json("{\"nodes\":[{\"name\":\"h.0\",\"kind\":\"endpoint\"}],\"links\":[]}", "bad name 'h.0'", NULL);
     refused_json("{\"nodes\":[{\"name\":\"h0\",\"kind\":\"endpoint\"}],\"links\":[]}", "1 endpoint(s)", "at least 2");
     refused_json("{\"nodes\":[],\"links\":[]}", "no nodes", NULL);
     refused_json("{\"links\":[]}", "field nodes missing", NULL);
     refused_json("[1,2]", "top level: not an object", NULL);
-    refused_json("{\"nodes\":[],\"links\":[],\"x\":1}", "top level: unknown field 'x'", NULL);
+    refused_json("{\"nodes\":[],\"links\":[],\"x\":1}", "top level: unknown or repeated field 'x'", NULL);
     /* Syntax errors carry line and column. */
     refused_json("{\n  \"nodes\": [\n    {\"name\": \"h0\",, }\n  ]\n}", "JSON syntax error at line 3, column 19", NULL);
     refused_json("{\"nodes\":[],\"links\":[]} trailing", "line 1, column 25", "text after");
