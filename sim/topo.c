@@ -137,6 +137,7 @@ void topo_free(topo *t)
     free(t->nodes);
     free(t->links);
     free(t->endpoint_node);
+    free(t->params);
     if (t->index) free(((name_index *)t->index)->slot);
     free(t->index);
     free(t);
@@ -185,21 +186,40 @@ int topo_add_node(topo *t, const char *name, const char *kind, const char *const
     if (topo_node_find(t, name) >= 0) return fail(err, errlen, "node '%s': duplicate name", name);
     if (t->n_nodes >= (1u << 24)) return fail(err, errlen, "node '%s': too many nodes (max %u)", name, 1u << 24);
     long ports = -1;
+    unsigned np = 0;
     for (unsigned i = 0; params && params[i]; i++) {
         const char *eq = strchr(params[i], '=');
         size_t klen = eq ? (size_t)(eq - params[i]) : strlen(params[i]);
         if (!kind_takes(k, params[i], klen))
             return fail(err, errlen, "node '%s': kind %s takes no param '%.*s'; allowed: %s", name, k->name, (int)klen,
                         params[i], *k->params ? k->params : "none");
+        for (unsigned j = 0; j < i; j++)
+            if (!strncmp(params[j], params[i], klen + 1))
+                return fail(err, errlen, "node '%s': param '%.*s' given twice", name, (int)klen, params[i]);
+        if (klen >= sizeof t->params[0].name || ++np > 255)
+            return fail(err, errlen, "node '%s': param '%.*s': name too long or too many params", name, (int)klen, params[i]);
         char *end = NULL;
         long v = eq ? strtol(eq + 1, &end, 10) : -1;
         if (!eq || !eq[1] || *end)
             return fail(err, errlen, "node '%s': param ports='%s' is not a number; allowed: 1..%u for kind %s", name,
                         eq ? eq + 1 : "", k->max_ports, k->name);
+        if (strncmp(params[i], "ports=", 6)) continue;
         if (v < 1 || v > (long)k->max_ports)
             return fail(err, errlen, "node '%s': param ports=%ld: radix above the kind's limit or below 1; allowed: 1..%u for kind %s",
                         name, v, k->max_ports, k->name);
         ports = v;
+    }
+    uint32_t first_param = t->n_params;
+    for (unsigned i = 0; params && params[i]; i++) {   /* all valid: keep them */
+        const char *eq = strchr(params[i], '=');
+        if ((t->n_params & (t->n_params - 1)) == 0) {
+            size_t cap = t->n_params < 16 ? 16 : (size_t)t->n_params * 2;
+            t->params = realloc(t->params, cap * sizeof *t->params);
+            if (!t->params) sim_fatal("out of memory");
+        }
+        topo_param *tp = &t->params[t->n_params++];
+        snprintf(tp->name, sizeof tp->name, "%.*s", (int)(eq - params[i]), params[i]);
+        tp->value = strtol(eq + 1, NULL, 10);
     }
     if ((t->n_nodes & (t->n_nodes - 1)) == 0) {   /* grow at powers of two */
         size_t cap = t->n_nodes < 16 ? 16 : (size_t)t->n_nodes * 2;
@@ -221,6 +241,8 @@ int topo_add_node(topo *t, const char *name, const char *kind, const char *const
     n->endpoint = -1;
     n->coord[0] = n->coord[1] = n->coord[2] = -1;
     n->level = 255;
+    n->first_param = first_param;
+    n->n_params = (uint8_t)np;
     index_insert(t, t->n_nodes);
     return (int)t->n_nodes++;
 }
@@ -430,6 +452,14 @@ int topo_finish(topo *t, char *err, size_t errlen)
 }
 
 /* ---- queries ---- */
+int64_t topo_node_param(const topo *t, uint32_t node, const char *name, int64_t def)
+{
+    const topo_node *n = &t->nodes[node];
+    for (unsigned i = 0; i < n->n_params; i++)
+        if (!strcmp(t->params[n->first_param + i].name, name)) return t->params[n->first_param + i].value;
+    return def;
+}
+
 const char *topo_port_name(const topo *t, uint32_t node, unsigned port, char *buf, size_t n)
 {
     snprintf(buf, n, "%s.%s%u", t->nodes[node].name, t->nodes[node].kind->port_prefix, port);

@@ -53,7 +53,16 @@ typedef struct topo_node {
     int32_t endpoint;           /* index among terminals (kind->forwards == false), else -1 */
     int16_t coord[3];           /* mesh/torus generators: position; else -1 */
     uint8_t level;              /* fat-tree/leaf-spine generators: 0 host, 1 edge/leaf, ...; 255 unknown */
+    uint8_t n_params;           /* its params: t->params[first_param ..] */
+    uint32_t first_param;
 } topo_node;
+
+/* A node's integer param as given ("ports": 8); the kind's component checks
+ * the values of params other than ports when it is built. */
+typedef struct topo_param {
+    char name[24];
+    int64_t value;
+} topo_param;
 
 typedef struct topo_link {
     uint32_t a, b;              /* node ids */
@@ -71,6 +80,8 @@ typedef struct topo {
     topo_link *links;
     uint32_t n_nodes, n_links, n_endpoints;
     uint32_t *endpoint_node;    /* endpoint index -> node id */
+    topo_param *params;         /* every node's params, in node order */
+    uint32_t n_params;
     const topo_preset *default_preset;
     char generator[24];         /* "torus2d", ... or "file" */
     int dims[3];                /* mesh/torus sizes (1 for unused dimensions) */
@@ -108,6 +119,8 @@ const char *topo_generators_help(void);
 
 /* ---- queries ---- */
 int topo_node_find(const topo *t, const char *name);
+/* A node's param, or def when it was not given. */
+int64_t topo_node_param(const topo *t, uint32_t node, const char *name, int64_t def);
 /* "s0.p3" into buf; returns buf. */
 const char *topo_port_name(const topo *t, uint32_t node, unsigned port, char *buf, size_t n);
 /* The node and port at the other end of (node, port); -1 when unconnected. */

@@ -140,11 +140,11 @@ static void try_order(search *s, const uint32_t *order)
     try_split(s);
 }
 
-static const uint32_t *sort_key;
-static int by_key(const void *a, const void *b)
+static int by_key(const void *a, const void *b, void *keyp)
 {
+    const uint32_t *key = keyp;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (sort_key[x] != sort_key[y]) return sort_key[x] < sort_key[y] ? -1 : 1;
+    if (key[x] != key[y]) return key[x] < key[y] ? -1 : 1;
     return x < y ? -1 : x > y;
 }
 
@@ -170,8 +170,7 @@ static void heuristic(search *s)
         if (k < 2 || t->nodes[t->endpoint_node[0]].coord[d] < 0) continue;
         for (int shift = 0; shift <= (t->torus ? k / 4 : 0); shift += (k / 4 ? k / 4 : 1)) {
             for (uint32_t e = 0; e < ne; e++) key[e] = (uint32_t)((t->nodes[t->endpoint_node[e]].coord[d] + shift) % k), order[e] = e;
-            sort_key = key;
-            qsort(order, ne, sizeof *order, by_key);
+            qsort_r(order, ne, sizeof *order, by_key, key);
             try_order(s, order);
             if (!t->torus) break;
         }
@@ -182,8 +181,7 @@ static void heuristic(search *s)
         uint32_t seed = t->endpoint_node[(uint64_t)r * ne / seeds];
         topo_bfs_to(t, seed, dist);
         for (uint32_t e = 0; e < ne; e++) key[e] = dist[t->endpoint_node[e]], order[e] = e;
-        sort_key = key;
-        qsort(order, ne, sizeof *order, by_key);
+        qsort_r(order, ne, sizeof *order, by_key, key);
         try_order(s, order);
     }
     free(order), free(key), free(dist);

@@ -366,7 +366,38 @@ START_TEST(test_builder_api)
     ck_assert_double_eq_tol(t->links[1].GBps, topo_preset_GBps(preset("pcie-gen5-x16")), 1e-12);
     ck_assert_uint_eq(t->n_endpoints, 2);
     ck_assert_uint_eq(t->endpoint_node[1], 1);
+    ck_assert_int_eq(topo_node_param(t, 2, "ports", -1), 8);
+    ck_assert_int_eq(topo_node_param(t, 0, "ports", -1), -1);
     topo_free(t);
+}
+END_TEST
+
+/* A kind a later model registers: its own port prefix, limit and params. */
+static const topo_kind kind_gpu_test = { "gpu_test", "nvl", 18, 18, false, "ports|hbm_GB", "a GPU-like terminal for this test" };
+
+START_TEST(test_registered_kind)
+{
+    topo_kind_register(&kind_gpu_test);
+    ck_assert_ptr_eq(topo_kind_find("gpu_test"), &kind_gpu_test);
+    const char *json = "{\"nodes\":[{\"name\":\"gpu0\",\"kind\":\"gpu_test\",\"params\":{\"hbm_GB\":80}},"
+                       "{\"name\":\"gpu1\",\"kind\":\"gpu_test\"}],"
+                       "\"links\":[{\"a\":\"gpu0.nvl3\",\"b\":\"gpu1\",\"preset\":\"nvlink4\"},{\"a\":\"gpu0\",\"b\":\"gpu1.nvl17\"}]}";
+    topo *t = topo_from_json_text(json, strlen(json), "nvlink4", err, sizeof err);
+    ck_assert_msg(t, "%s", err);
+    char buf[64];
+    ck_assert_uint_eq(t->nodes[0].nports, 18);   /* the kind's default radix */
+    ck_assert_str_eq(topo_port_name(t, 0, t->links[0].a_port, buf, sizeof buf), "gpu0.nvl3");
+    ck_assert_str_eq(topo_port_name(t, 1, t->links[0].b_port, buf, sizeof buf), "gpu1.nvl0");
+    ck_assert_str_eq(topo_port_name(t, 0, t->links[1].a_port, buf, sizeof buf), "gpu0.nvl0");
+    ck_assert_int_eq(topo_node_param(t, 0, "hbm_GB", 0), 80);
+    topo_free(t);
+    json = "{\"nodes\":[{\"name\":\"gpu0\",\"kind\":\"gpu_test\"},{\"name\":\"gpu1\",\"kind\":\"gpu_test\"}],"
+           "\"links\":[{\"a\":\"gpu0.nvl18\",\"b\":\"gpu1\"}]}";
+    ck_assert_ptr_null(topo_from_json_text(json, strlen(json), "nvlink4", err, sizeof err));
+    ck_assert_msg(strstr(err, "port 18 above the radix of gpu0 (kind gpu_test: nvl0..nvl17)"), "%s", err);
+    json = "{\"nodes\":[{\"name\":\"gpu0\",\"kind\":\"gpu_test\",\"params\":{\"ports\":19}}],\"links\":[]}";
+    ck_assert_ptr_null(topo_from_json_text(json, strlen(json), "nvlink4", err, sizeof err));
+    ck_assert_msg(strstr(err, "allowed: 1..18 for kind gpu_test"), "%s", err);
 }
 END_TEST
 
@@ -404,6 +435,7 @@ static Suite *suite(void)
     tcase_add_exit_test(tc, test_exit_status, 2);
     tcase_add_test(tc, test_builder_api);
     tcase_add_test(tc, test_list_presets);
+    tcase_add_test(tc, test_registered_kind);
     suite_add_tcase(s, tc);
     return s;
 }
