@@ -272,6 +272,28 @@ START_TEST(test_bisection)
     ck_assert_double_eq_tol(b.GBps, 64 * NDR, 1e-6);
     b = bis("ring:32", TOPO_BISECTION_EXACT_MAX);
     ck_assert_double_eq_tol(b.GBps, 2 * NDR, 1e-6);
+    /* Endpoints numbered against the ring's order: the natural first split
+     * {h0..h3} sits on s0, s3, s6, s1 and cuts 6 ring links; the minimum is still 2. */
+    topo *t = topo_new("ib-ndr", err, sizeof err);
+    char a[16], c[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(a, sizeof a, "%c%d", i < 8 ? 'h' : 's', i % 8);
+        ck_assert_int_ge(topo_add_node(t, a, i < 8 ? "endpoint" : "switch", NULL, err, sizeof err), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        snprintf(a, sizeof a, "h%d", i);
+        snprintf(c, sizeof c, "s%d", 3 * i % 8);
+        ck_assert_int_ge(topo_add_link(t, a, c, NULL, -1, -1, err, sizeof err), 0);
+        snprintf(a, sizeof a, "s%d", i);
+        snprintf(c, sizeof c, "s%d", (i + 1) % 8);
+        ck_assert_int_ge(topo_add_link(t, a, c, NULL, -1, -1, err, sizeof err), 0);
+    }
+    ck_assert_int_eq(topo_finish(t, err, sizeof err), 0);
+    ck_assert_int_eq(topo_bisection_compute(t, TOPO_BISECTION_EXACT_MAX, &b, err, sizeof err), 0);
+    ck_assert_double_eq_tol(b.GBps, 2 * NDR, 1e-6);
+    ck_assert_uint_eq(b.cut_links, 2);
+    topo_bisection_free(&b);
+    topo_free(t);
     /* A file's per-link rates count: two_hosts has a 40 GBps link. */
     char path[1024];
     snprintf(path, sizeof path, "%s/topologies/two_hosts.json", LINKSTACK_SOURCE_DIR);
