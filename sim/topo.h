@@ -131,6 +131,8 @@ void topo_bfs_to(const topo *t, uint32_t dst, uint32_t *dist);
 
 /* ---- routing (topo_route.c) ---- */
 enum topo_routing { TOPO_ROUTE_ECMP, TOPO_ROUTE_SINGLE, TOPO_ROUTE_DOR, TOPO_ROUTE_UPDOWN };
+/* In the enum's order: a test's SIM_PARAM_ENUM("routing", "ecmp", TOPO_ROUTING_CHOICES, ...)
+ * gives the mode as (enum topo_routing)sim_param_enum(p, "routing"). */
 #define TOPO_ROUTING_CHOICES "ecmp|single|dor|updown"
 typedef struct topo_hop {
     uint8_t port;   /* output port */
