@@ -6,6 +6,7 @@
 #   make bench                                       benchmarks -> reports/bench.json
 #   make waves TEST=name                             open waves/name.fst in GTKWave
 #   make lint                                        Verilator lint + Yosys synthesis of rtl/
+#   make fuzz [FUZZ_SECONDS=600]                     fuzz the topology reader (libFuzzer, clang)
 BUILD ?= build
 TYPE  ?= Release
 TEST  ?= nvswitch_fanout
@@ -14,7 +15,7 @@ JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += --no-print-directory
 SIMRUN = $(BUILD)/bin/simrun
 
-.PHONY: all deps configure build sim test bench waves lint asan clean
+.PHONY: all deps configure build sim test bench waves lint asan fuzz clean
 all: build
 
 deps:
@@ -46,6 +47,11 @@ waves:
 
 lint: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target lint
+
+FUZZ_SECONDS ?= 600
+fuzz: configure
+	@cmake --build $(BUILD) --target fuzz_topo
+	@tests/fuzz/run_fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
 # The sanitizer build CI runs: unit tests and the regression under ASan + UBSan (not RTL lint).
 asan: deps

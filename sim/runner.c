@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim/presets.h"
+
 #define MAX_TESTS 128
 
 static const sim_test_def *tests[MAX_TESTS];
@@ -116,6 +118,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: simrun list\n"
+            "       simrun list-presets   the link presets (topo link=) and their figures\n"
             "       simrun TEST help\n"
             "       simrun [--regress] [--quiet] [--out DIR] TEST [key=value ...]\n"
             "       simrun [--regress] --check-params TEST [key=value ...]\n"
@@ -169,6 +172,10 @@ int sim_runner_main(int argc, char **argv)
     const char *name = argv[i++];
     if (!strcmp(name, "list")) {
         list_tests();
+        return 0;
+    }
+    if (!strcmp(name, "list-presets")) {
+        topo_presets_print(stdout);
         return 0;
     }
     const sim_test_def *t = find_test(name);

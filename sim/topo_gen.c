@@ -1,0 +1,232 @@
+/* Built-in generators. Every one names its endpoints h0..h(E-1) first (so
+ * endpoint index i is node h<i>), then its switches; direct networks (ring,
+ * fullmesh, mesh, torus) put one endpoint on each switch, BookSim-style. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/kernel.h"
+#include "sim/topo.h"
+
+#define GEN_MAX_NODES (1u << 20)
+
+static const char gen_help[] =
+    "ring:N (3..4096), fullmesh:N (2..64), star:N (2..64), mesh2d:RxC (1..256 each), torus2d:RxC (3..256 each), "
+    "torus3d:XxYxZ (3..64 each), fattree:K (even, 2..64), leafspine:LEAVES,SPINES,HOSTS_PER_LEAF[,UPLINKS] "
+    "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64)";
+
+const char *topo_generators_help(void) { return gen_help; }
+
+static topo *gen_fail(topo *t, char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static topo *gen_fail(topo *t, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    topo_free(t);
+    return NULL;
+}
+
+/* The generators' own adds cannot fail on sizes they checked: a failure is a bug. */
+static uint32_t add_node(topo *t, const char *kind, unsigned ports, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static uint32_t add_node(topo *t, const char *kind, unsigned ports, const char *fmt, ...)
+{
+    char name[TOPO_NAME_MAX + 1], pbuf[32], err[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    snprintf(pbuf, sizeof pbuf, "ports=%u", ports);
+    const char *params[2] = { pbuf, NULL };
+    int id = topo_add_node(t, name, kind, ports ? params : NULL, err, sizeof err);
+    if (id < 0) sim_fatal("generator: %s", err);
+    return (uint32_t)id;
+}
+
+/* Separate from add_node's call: adding may move t->nodes. */
+static void set_level(topo *t, uint32_t id, unsigned level) { t->nodes[id].level = (uint8_t)level; }
+
+static topo_link *add_link(topo *t, uint32_t a, uint32_t b)
+{
+    char err[1024];
+    int li = topo_add_link(t, t->nodes[a].name, t->nodes[b].name, NULL, -1, -1, err, sizeof err);
+    if (li < 0) sim_fatal("generator: %s", err);
+    return &t->links[li];
+}
+
+/* Hosts h0..h(n-1), each on its own switch s<i> (direct networks). */
+static void hosts_on_switches(topo *t, unsigned n, unsigned switch_ports)
+{
+    for (unsigned i = 0; i < n; i++) add_node(t, "endpoint", 0, "h%u", i);
+    for (unsigned i = 0; i < n; i++) add_node(t, "switch", switch_ports, "s%u", i);
+    for (unsigned i = 0; i < n; i++) add_link(t, i, n + i);
+}
+
+/* Mesh or torus of dims[0] x dims[1] x dims[2]; switch i at
+ * x + X (y + Y z). A link's a -> b is its dimension's + direction. */
+static void grid(topo *t, const int dims[3], bool torus)
+{
+    unsigned n = (unsigned)(dims[0] * dims[1] * dims[2]);
+    unsigned ndims = dims[2] > 1 ? 3 : dims[1] > 1 ? 2 : 1;
+    hosts_on_switches(t, n, 1 + 2 * ndims);
+    memcpy(t->dims, dims, sizeof t->dims);
+    t->torus = torus;
+    for (unsigned i = 0; i < n; i++) {
+        int c[3] = { (int)i % dims[0], (int)i / dims[0] % dims[1], (int)i / (dims[0] * dims[1]) };
+        for (unsigned d = 0; d < 3; d++) t->nodes[i].coord[d] = t->nodes[n + i].coord[d] = (int16_t)c[d];
+    }
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned d = 0; d < 3; d++) {
+            int c = t->nodes[n + i].coord[d];
+            if (dims[d] == 1 || (!torus && c + 1 == dims[d])) continue;
+            int stride = d == 0 ? 1 : d == 1 ? dims[0] : dims[0] * dims[1];
+            unsigned j = c + 1 == dims[d] ? i - (unsigned)(c * stride) : i + (unsigned)stride;
+            topo_link *l = add_link(t, n + i, n + j);
+            l->dim = (int8_t)d;
+            l->wrap = c + 1 == dims[d];
+        }
+}
+
+static void fattree(topo *t, unsigned k)
+{
+    unsigned h = k / 2, hosts = k * h * h;
+    for (unsigned i = 0; i < hosts; i++) set_level(t, add_node(t, "endpoint", 0, "h%u", i), 0);
+    uint32_t edge0 = t->n_nodes;
+    for (unsigned p = 0; p < k; p++)
+        for (unsigned e = 0; e < h; e++) set_level(t, add_node(t, "switch", k, "e%u_%u", p, e), 1);
+    uint32_t agg0 = t->n_nodes;
+    for (unsigned p = 0; p < k; p++)
+        for (unsigned a = 0; a < h; a++) set_level(t, add_node(t, "switch", k, "a%u_%u", p, a), 2);
+    uint32_t core0 = t->n_nodes;
+    for (unsigned c = 0; c < h * h; c++) set_level(t, add_node(t, "switch", k, "c%u", c), 3);
+    for (unsigned i = 0; i < hosts; i++) add_link(t, i, edge0 + i / h);
+    for (unsigned p = 0; p < k; p++)
+        for (unsigned e = 0; e < h; e++)
+            for (unsigned a = 0; a < h; a++) add_link(t, edge0 + p * h + e, agg0 + p * h + a);
+    for (unsigned p = 0; p < k; p++)
+        for (unsigned a = 0; a < h; a++)
+            for (unsigned c = 0; c < h; c++) add_link(t, agg0 + p * h + a, core0 + a * h + c);
+}
+
+static void leafspine(topo *t, unsigned leaves, unsigned spines, unsigned hpl, unsigned up)
+{
+    for (unsigned i = 0; i < leaves * hpl; i++) set_level(t, add_node(t, "endpoint", 0, "h%u", i), 0);
+    uint32_t leaf0 = t->n_nodes;
+    for (unsigned l = 0; l < leaves; l++) set_level(t, add_node(t, "switch", hpl + spines * up, "leaf%u", l), 1);
+    uint32_t spine0 = t->n_nodes;
+    for (unsigned s = 0; s < spines; s++) set_level(t, add_node(t, "switch", leaves * up, "spine%u", s), 2);
+    for (unsigned i = 0; i < leaves * hpl; i++) add_link(t, i, leaf0 + i / hpl);
+    for (unsigned l = 0; l < leaves; l++)
+        for (unsigned s = 0; s < spines; s++)
+            for (unsigned u = 0; u < up; u++) add_link(t, leaf0 + l, spine0 + s);
+}
+
+/* Strict decimal: digits only, at most 7 of them. Returns chars read or 0. */
+static unsigned read_uint(const char *s, unsigned *v)
+{
+    unsigned n = 0;
+    *v = 0;
+    while (isdigit((unsigned char)s[n]) && n < 8) *v = *v * 10 + (unsigned)(s[n++] - '0');
+    return n && n < 8 ? n : 0;
+}
+
+/* Parses "a<sep>b<sep>c" into exactly want (or up to want, at least min) numbers. */
+static int read_list(const char *s, char sep, unsigned min, unsigned want, unsigned *v)
+{
+    unsigned got = 0;
+    for (;;) {
+        unsigned n = read_uint(s, &v[got]);
+        if (!n) return -1;
+        s += n;
+        got++;
+        if (!*s) break;
+        if (*s != sep || got == want) return -1;
+        s++;
+    }
+    return got >= min ? (int)got : -1;
+}
+
+topo *topo_generate(const char *spec, const char *default_preset, char *err, size_t errlen)
+{
+    const char *colon = spec ? strchr(spec, ':') : NULL;
+    if (!colon) {
+        snprintf(err, errlen, "'%s' is not a generator; allowed: %s", spec ? spec : "", gen_help);
+        return NULL;
+    }
+    char name[16];
+    size_t nlen = (size_t)(colon - spec);
+    snprintf(name, sizeof name, "%.*s", nlen < sizeof name ? (int)nlen : (int)sizeof name - 1, spec);
+    const char *args = colon + 1;
+    topo *t = topo_new(default_preset, err, errlen);
+    if (!t) return NULL;
+    unsigned v[4] = { 0, 0, 0, 1 };
+    char sep = !strcmp(name, "leafspine") ? ',' : 'x';
+    unsigned want = !strcmp(name, "mesh2d") || !strcmp(name, "torus2d") ? 2
+                    : !strcmp(name, "torus3d")                           ? 3
+                    : sep == ','                                         ? 4
+                                                                         : 1;
+    unsigned min = sep == ',' ? 3 : want;
+    static const char *const known[] = { "ring", "fullmesh", "star", "mesh2d", "torus2d", "torus3d", "fattree", "leafspine" };
+    bool is_known = false;
+    for (unsigned i = 0; i < sizeof known / sizeof *known; i++)
+        if (nlen == strlen(known[i]) && !strncmp(spec, known[i], nlen)) is_known = true;
+    if (!is_known) return gen_fail(t, err, errlen, "unknown generator '%.*s'; allowed: %s", (int)(nlen > 40 ? 40 : nlen), spec, gen_help);
+    if (read_list(args, sep, min, want, v) < 0)
+        return gen_fail(t, err, errlen, "%s: bad sizes '%s'; allowed: %s", name, args, gen_help);
+    snprintf(t->generator, sizeof t->generator, "%s", name);
+#define RANGE(x, lo, hi, what)                                                                                   \
+    if ((x) < (lo) || (x) > (hi))                                                                                \
+        return gen_fail(t, err, errlen, "%s: %s=%u out of range; allowed: %u..%u", name, what, (x), (unsigned)(lo), \
+                        (unsigned)(hi));
+    if (!strcmp(name, "ring")) {
+        RANGE(v[0], 3, 4096, "N");
+        int dims[3] = { (int)v[0], 1, 1 };
+        grid(t, dims, true);   /* a ring is a 1-D torus: dor and its dateline apply */
+    } else if (!strcmp(name, "fullmesh")) {
+        RANGE(v[0], 2, TOPO_MAX_PORTS, "N");
+        hosts_on_switches(t, v[0], v[0]);
+        for (unsigned i = 0; i < v[0]; i++)
+            for (unsigned j = i + 1; j < v[0]; j++) add_link(t, v[0] + i, v[0] + j);
+    } else if (!strcmp(name, "star")) {
+        RANGE(v[0], 2, TOPO_MAX_PORTS, "N");
+        for (unsigned i = 0; i < v[0]; i++) set_level(t, add_node(t, "endpoint", 0, "h%u", i), 0);
+        uint32_t s = add_node(t, "switch", v[0], "s0");
+        t->nodes[s].level = 1;
+        for (unsigned i = 0; i < v[0]; i++) add_link(t, i, s);
+    } else if (!strcmp(name, "mesh2d") || !strcmp(name, "torus2d")) {
+        bool torus = name[0] == 't';
+        RANGE(v[0], torus ? 3 : 1, 256, "R");
+        RANGE(v[1], torus ? 3 : 1, 256, "C");
+        if (v[0] * v[1] < 2) return gen_fail(t, err, errlen, "%s: %ux%u has one node; allowed: at least 2", name, v[0], v[1]);
+        int dims[3] = { (int)v[1], (int)v[0], 1 };   /* x = column (C), y = row (R) */
+        grid(t, dims, torus);
+    } else if (!strcmp(name, "torus3d")) {
+        for (unsigned d = 0; d < 3; d++) RANGE(v[d], 3, 64, d == 0 ? "X" : d == 1 ? "Y" : "Z");
+        int dims[3] = { (int)v[0], (int)v[1], (int)v[2] };
+        grid(t, dims, true);
+    } else if (!strcmp(name, "fattree")) {
+        RANGE(v[0], 2, TOPO_MAX_PORTS, "K");
+        if (v[0] % 2) return gen_fail(t, err, errlen, "fattree: K=%u is odd; allowed: an even radix 2..64", v[0]);
+        fattree(t, v[0]);
+    } else {
+        RANGE(v[0], 1, 4096, "LEAVES");
+        RANGE(v[1], 1, TOPO_MAX_PORTS, "SPINES");
+        RANGE(v[2], 1, TOPO_MAX_PORTS, "HOSTS_PER_LEAF");
+        RANGE(v[3], 1, TOPO_MAX_PORTS, "UPLINKS");
+        if (v[2] + v[1] * v[3] > TOPO_MAX_PORTS)
+            return gen_fail(t, err, errlen, "leafspine: a leaf needs HOSTS_PER_LEAF + SPINES x UPLINKS = %u ports; allowed: <= %d",
+                            v[2] + v[1] * v[3], TOPO_MAX_PORTS);
+        if (v[0] * v[3] > TOPO_MAX_PORTS)
+            return gen_fail(t, err, errlen, "leafspine: a spine needs LEAVES x UPLINKS = %u ports; allowed: <= %d", v[0] * v[3],
+                            TOPO_MAX_PORTS);
+        if (v[0] * v[2] < 2) return gen_fail(t, err, errlen, "leafspine: %u host(s); allowed: at least 2", v[0] * v[2]);
+        leafspine(t, v[0], v[1], v[2], v[3]);
+    }
+#undef RANGE
+    if (t->n_nodes > GEN_MAX_NODES) sim_fatal("generator %s made %u nodes", spec, t->n_nodes);
+    if (topo_finish(t, err, errlen)) sim_fatal("generator %s made a bad graph: %s", spec, err);
+    return t;
+}
