@@ -134,7 +134,13 @@ static inline double pcie_ref_no_dllp_mwr_Gbps(unsigned gen, unsigned lanes, uns
 
 /* ---- predictions from the configuration (spec numbers, never the run) ------------------
  * These restate the spec's physical-layer numbers here instead of reading
- * pcie_phy.c, so a wrong constant in the model shows up as a failed check. */
+ * pcie_phy.c or pcie.h, so a wrong constant in the model shows up as a failed
+ * check (only the AckNak formula is shared: pcie_ack_limit_symbols, which
+ * tests/check_pcie_dll.c checks against the spec's tables). */
+#define PCIE_REF_NFM_FRAMING 8.0   /* STP/SDP + seq + LCRC (+END): 8 B per TLP, Gen1-5 */
+#define PCIE_REF_DLLP 8.0          /* 6 B DLLP + 2 B framing (SDP / SDP+END) */
+#define PCIE_REF_FLIT 256.0        /* Flit Mode: 236 B TLP + 6 B DLP + 8 B CRC + 6 B FEC */
+#define PCIE_REF_FLIT_TLP 236.0
 static inline double pcie_ref_gtps(unsigned gen)
 {
     static const double gt[7] = { 0, 2.5, 5, 8, 16, 32, 64 };
@@ -170,14 +176,14 @@ static inline double pcie_ref_replay_timeout_ns(unsigned gen, unsigned lanes, un
 static inline double pcie_ref_mwr_bytes(const pcie_cfg *c, double payload)
 {
     double hdr = (c->addr64 ? 16 : 12) + (c->ecrc ? 4 : 0);
-    return payload + hdr + (c->gen == 6 ? 0 : PCIE_NFM_FRAMING_BYTES);
+    return payload + hdr + (c->gen == 6 ? 0 : PCIE_REF_NFM_FRAMING);
 }
 /* Wire time of one TLP of `bytes` (as above) in a stream: Flit Mode spreads
  * TLP bytes over 236 of every 256 flit bytes. SKP not included. */
 static inline double pcie_ref_tlp_ns(const pcie_cfg *c, double bytes)
 {
     double raw = pcie_ref_raw_GBps(c->gen, c->lanes);
-    return c->gen == 6 ? bytes * 256.0 / 236.0 / raw : bytes / raw;
+    return c->gen == 6 ? bytes * PCIE_REF_FLIT / PCIE_REF_FLIT_TLP / raw : bytes / raw;
 }
 
 /* Predicted MWr goodput (GB/s) of a stream of `size`-byte transfers where the
@@ -203,7 +209,7 @@ static inline double pcie_ref_mwr_stream_GBps(const pcie_cfg *c, uint64_t size, 
     double ns = pcie_ref_tlp_ns(c, bytes);
     unsigned finite = 0;   /* classes the requester's receiver advertises finitely: refreshed every 30 us */
     for (unsigned cls = 0; cls < 3; cls++) finite += (c->adv[2 * cls] || c->adv[2 * cls + 1]) ? 1 : 0;
-    double refresh = c->gen == 6 ? 0 : finite * (double)PCIE_DLLP_BYTES / pcie_ref_raw_GBps(c->gen, c->lanes) / 30000.0;
+    double refresh = c->gen == 6 ? 0 : finite * PCIE_REF_DLLP / pcie_ref_raw_GBps(c->gen, c->lanes) / 30000.0;
     return (double)size / ns * (1.0 - pcie_ref_skp_frac(c->gen) - refresh);
 }
 
@@ -234,10 +240,10 @@ typedef struct pcie_ref_loop {
 static inline void pcie_ref_credit_loop(const pcie_cfg *c, pcie_ref_loop *o)
 {
     double raw = pcie_ref_raw_GBps(c->gen, c->lanes);
-    double flit_ns = (double)PCIE_FLIT_BYTES / raw;
+    double flit_ns = PCIE_REF_FLIT / raw;
     o->tlp_ns = pcie_ref_tlp_ns(c, pcie_ref_mwr_bytes(c, c->mps));
     if (c->gen == 6) o->tlp_ns += flit_ns;
-    o->fc_ns = c->gen == 6 ? flit_ns : (double)PCIE_DLLP_BYTES / raw;
+    o->fc_ns = c->gen == 6 ? flit_ns : PCIE_REF_DLLP / raw;
     unsigned g = 1u << 30;
     const unsigned types[2] = { PCIE_FC_PH, PCIE_FC_PD };
     for (int i = 0; i < 2; i++) {

@@ -66,8 +66,8 @@ static double p_lost(bool flit, double ber, double bytes)
 static void resent_per_nak(const pcie_cfg *c, unsigned *lo, unsigned *hi)
 {
     double raw = pcie_ref_raw_GBps(c->gen, c->lanes), wire = (double)c->wire_ps / 1000.0;
-    double t_pkt = c->gen == 6 ? PCIE_FLIT_BYTES / raw : pcie_ref_tlp_ns(c, pcie_ref_mwr_bytes(c, c->mps));
-    double t_nak = c->gen == 6 ? PCIE_FLIT_BYTES / raw : PCIE_DLLP_BYTES / raw;
+    double t_pkt = c->gen == 6 ? PCIE_REF_FLIT / raw : pcie_ref_tlp_ns(c, pcie_ref_mwr_bytes(c, c->mps));
+    double t_nak = c->gen == 6 ? PCIE_REF_FLIT / raw : PCIE_REF_DLLP / raw;
     double t = (t_pkt + 2 * wire + t_nak) / t_pkt;
     *lo = (unsigned)ceil(t - 1e-6);
     *hi = (unsigned)floor(t + 1e-6) + 2;
@@ -206,8 +206,8 @@ static void replay_run(sim_test_ctx *c)
      * the failure was the first packet of a replay); to deliver N packets
      * takes N p / (1 - p) failures on average (negative binomial, sd sqrt(N p)/(1-p)). */
     const bool flit = base.gen == 6;
-    double pkt_bytes = flit ? PCIE_FLIT_BYTES : pcie_ref_mwr_bytes(&base, base.mps);
-    double n_pkts = flit ? ceil((double)base.count * (pcie_ref_mwr_bytes(&base, base.mps)) / PCIE_FLIT_TLP_BYTES)
+    double pkt_bytes = flit ? PCIE_REF_FLIT : pcie_ref_mwr_bytes(&base, base.mps);
+    double n_pkts = flit ? ceil((double)base.count * (pcie_ref_mwr_bytes(&base, base.mps)) / PCIE_REF_FLIT_TLP)
                          : (double)base.count;
     bool err_ok = true, rep_ok = true;
     char err_detail[200] = "", rep_detail[200] = "";
@@ -219,7 +219,7 @@ static void replay_run(sim_test_ctx *c)
             const pcie_dir_stats *st = &r->dir[d];
             double pk = flit ? (double)st->flits : (double)(st->tlps_new + st->tlps_replayed);
             expect += pk * p_lost(flit, bers[i], pkt_bytes);
-            if (!flit) expect += (double)st->dllps * p_lost(false, bers[i], PCIE_DLLP_BYTES);
+            if (!flit) expect += (double)st->dllps * p_lost(false, bers[i], PCIE_REF_DLLP);
             seen += (double)st->corrupted;
         }
         double z = fabs(seen - expect) / sqrt(expect + 1);
