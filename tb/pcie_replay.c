@@ -247,6 +247,48 @@ static void replay_run(sim_test_ctx *c)
                   rep_detail);
     }
 
+    /* Goodput from the replay-time formula, with the replay counts predicted
+     * above instead of the run's: of the R = N p / (1 - p) replays, E = R (p +
+     * p_nak) come from the timer (the failed packet was the first of a replay,
+     * so NAK_SCHEDULED keeps the receiver silent, or the Nak itself was lost)
+     * and cost a REPLAY_TIMER each; the others cost the n_r packets a Nak
+     * replay resends. time = N T + (R - E) n_r T + E (timeout + T), T the
+     * packet time with SKP. Band: 4 sigma of the Poisson counts (sd of the time
+     * sqrt((R - E) (n_r T)^2 + E (timeout + T)^2)) and n_r's range, + 0.3%. */
+    bool gp_ok = true;
+    char gp_detail[240] = "";
+    double worst_gp = -1;
+    {
+        unsigned nr_lo, nr_hi;
+        resent_per_nak(&base, &nr_lo, &nr_hi);
+        double unit = (flit ? PCIE_REF_FLIT / pcie_ref_raw_GBps(base.gen, base.lanes)
+                            : pcie_ref_tlp_ns(&base, pcie_ref_mwr_bytes(&base, base.mps))) /
+                      (1 - pcie_ref_skp_frac(base.gen));
+        double tmo = pcie_ref_replay_timeout_ns(base.gen, base.lanes, base.mps, (double)base.wire_ps / 1000.0) + unit;
+        double link = pcie_ref_mwr_stream_GBps(&base, base.mps, false);
+        for (unsigned i = 1; i < nb; i++) {
+            double pl = p_lost(flit, bers[i], pkt_bytes), pn = p_lost(flit, bers[i], flit ? PCIE_REF_FLIT : PCIE_REF_DLLP);
+            double R = n_pkts * pl / (1 - pl), E = R * (pl + pn), Rn = R - E;
+            double t_ideal = (double)base.count * base.mps / link;        /* N T with SKP, in payload terms */
+            double t_lo = t_ideal + Rn * nr_lo * unit + E * tmo, t_hi = t_ideal + Rn * nr_hi * unit + E * tmo;
+            double sd = sqrt(Rn * pow(nr_hi * unit, 2) + E * tmo * tmo);
+            double g_hi = (double)base.count * base.mps / fmax(t_ideal, t_lo - 4 * sd) * 1.003;
+            double g_lo = (double)base.count * base.mps / (t_hi + 4 * sd) * 0.997;
+            double g = sweep[i].goodput_GBps;
+            bool ok = g >= g_lo && g <= g_hi;
+            double margin = fmin(g - g_lo, g_hi - g) / g;
+            if (!ok || worst_gp < 0 || margin < worst_gp) {
+                worst_gp = margin;
+                snprintf(gp_detail, sizeof gp_detail, "%s ber %g: %.2f GB/s vs %.2f..%.2f GB/s (%.1f replays, %.2f by the timer)",
+                         ok ? "closest at" : "outside at", bers[i], g, g_lo, g_hi, R, E);
+            }
+            if (!ok) gp_ok = false;
+        }
+    }
+    if (nb > 1)
+        sim_check(rep, "ber_goodput_as_ber_predicts", gp_ok,
+                  "N x MPS / (N T + (R - E) n_r T + E x REPLAY_TIMER) from the BER alone, 4 sigma; %s", gp_detail);
+
     /* 2. forced Naks */
     run_out nak;
     memset(&nak, 0, sizeof nak);
