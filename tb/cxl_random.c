@@ -177,11 +177,23 @@ static void random_run(sim_test_ctx *c)
     for (unsigned i = 0; i < CXL_N_D2H_REQ; i++)
         cJSON_AddNumberToObject(reqs, cxl_op_name(CXL_D2H_REQ, i), (double)st.req_ops[i]);
     sim_report_metric_json(rep, "requests_sent", reqs);
+    cJSON *msgs = cJSON_CreateObject();
+    static const char *const chn[CXL_N_CHAN] = { "d2h_req", "d2h_rsp", "d2h_data", "h2d_req", "h2d_rsp", "h2d_data", "mem_rd", "mem_data" };
+    for (unsigned i = 0; i < CXL_N_CHAN; i++) cJSON_AddNumberToObject(msgs, chn[i], (double)st.msgs[i]);
+    sim_report_metric_json(rep, "messages", msgs);
     sim_check(rep, "ops_completed", r.done == r.target, "%" PRIu64 " of %" PRIu64 " accesses completed", r.done, r.target);
     sim_check(rep, "no_violations", st.violations == 0, "%" PRIu64 " violations%s%s", st.violations,
               st.violations ? "; first: " : "", cxl_sys_first_violation(r.s));
     sim_check(rep, "no_deadlocks", deadlocks == 0, "%" PRIu64 " accesses stuck (watchdog %.0f ns)", deadlocks, cfg.watchdog_ns);
     sim_check(rep, "quiescent_consistent", f == 0, "%s", why);
+    /* Message counts the protocol flow fixes per request (CXL 3.0 §3.2.4;
+     * docs/models/cxl.md): every read that returns data (RdCurr, RdOwn,
+     * RdShared, RdAny) gets exactly one H2D Data message and nothing else
+     * does; every H2D snoop gets exactly one D2H response. */
+    uint64_t reads = st.req_ops[RdCurr] + st.req_ops[RdOwn] + st.req_ops[RdShared] + st.req_ops[RdAny];
+    sim_check(rep, "messages_per_request", st.msgs[CXL_H2D_DATA] == reads && st.msgs[CXL_D2H_RSP] == st.msgs[CXL_H2D_REQ],
+              "%" PRIu64 " H2D Data for %" PRIu64 " data reads (1 each); %" PRIu64 " snoop responses for %" PRIu64 " snoops (1 each)",
+              st.msgs[CXL_H2D_DATA], reads, st.msgs[CXL_D2H_RSP], st.msgs[CXL_H2D_REQ]);
     if (bench) {
         cJSON *b = cJSON_CreateObject();
         cJSON_AddNumberToObject(b, "ops_per_s", wall > 0 ? (double)r.done / wall : 0);

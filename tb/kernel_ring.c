@@ -5,8 +5,11 @@
  * Each node has an input buffer of `credits` slots (the upstream link's
  * credits), holds a token for proc_ns, then forwards it when it has a credit
  * for the next node. Without contention a lap takes exactly
- * nodes * (serialisation + latency + proc); a check says so. */
+ * nodes * (serialisation + latency + proc); a check says so. The hop rate is
+ * predicted from the configuration as the cycle time of the ring's timed
+ * marked graph (see ring_period_ps). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -101,6 +104,26 @@ static void node_run(void *ctx)
         if ((r->hops & 0xffff) == 0)
             sim_progress(r->ctx, (double)r->hops / (double)r->target_hops, "%" PRIu64 " hops", r->hops);
     }
+}
+
+/* The ring as a timed event graph (a marked graph): transition i = "node i
+ * sends to node i+1". Its places: token i -> i+1 (delay h = serialisation +
+ * latency + proc, one mark per token), free slot i+1 -> i (delay latency:
+ * the credit's way back, one mark per free slot) and the link itself (delay
+ * serialisation, one mark). In steady state every transition fires once per
+ * period = the largest delay/marks ratio over the graph's simple cycles
+ * (Ramamoorthy & Ho 1980; Baccelli et al., "Synchronization and Linearity"):
+ * the forward ring N h / K, the backward ring of holes N latency / (N C - K),
+ * each token/credit pair (h + latency) / C, and a link ser / 1. Total hops
+ * per unit time = N / period. */
+static double ring_period_ps(unsigned n, unsigned k, unsigned credits, double hop_ps, double lat_ps, double ser_ps)
+{
+    double per = (double)n * hop_ps / k;
+    double holes = (double)n * credits - k;
+    if (holes > 0 && (double)n * lat_ps / holes > per) per = (double)n * lat_ps / holes;
+    if ((hop_ps + lat_ps) / credits > per) per = (hop_ps + lat_ps) / credits;
+    if (ser_ps > per) per = ser_ps;
+    return per;
 }
 
 static const sim_param_def ring_params[] = {
@@ -213,6 +236,10 @@ static void ring_run(sim_test_ctx *c)
     sim_report_metric(rep, "lap_ns_p99", sim_hist_percentile(&r.lap_ns, 99));
     sim_report_metric(rep, "lap_ns_uncontended", expect_lap_ns);
     sim_report_metric(rep, "hops_per_us", now ? (double)r.hops / ((double)now * 1e-6) : 0);
+    double period_ps = ring_period_ps(r.n_nodes, r.n_tokens, credits, (double)hop_ps, (double)cfg.latency_ps,
+                                      (double)(sim_time_ps)(ser_ns * 1000.0 + 0.999999));
+    double pred_hops_per_us = period_ps > 0 ? r.n_nodes / period_ps * 1e6 : 0;
+    sim_report_metric(rep, "predicted_hops_per_us", pred_hops_per_us);
     sim_report_metric(rep, "credit_stall_frac", now ? (double)stall_ps / ((double)now * r.n_nodes) : 0);
     sim_report_metric(rep, "link_util_avg", now ? (double)busy_ps / ((double)now * r.n_nodes) : 0);
     sim_report_metric(rep, "bytes_sent", (double)sent_bytes);
@@ -242,6 +269,16 @@ static void ring_run(sim_test_ctx *c)
                   r.hops);
     }
 
+    /* The rate from the configuration. The run starts with every token
+     * processed at its node and ends at a hop count, so the start-up costs at
+     * most one period per node (a lap of the slowest cycle): allow that and 0.5%. */
+    if (now && pred_hops_per_us > 0 && r.hops >= 10ull * r.n_nodes) {
+        double meas = (double)r.hops / ((double)now * 1e-6);
+        double slack = (double)r.n_nodes * period_ps / (double)now + 0.005;
+        sim_check(rep, "hop_rate_as_predicted", fabs(meas / pred_hops_per_us - 1) <= slack,
+                  "%.3f hops/us vs %.3f predicted = nodes / max(N h/K, N lat/(N C - K), (h + lat)/C, ser) (limit %.2f%%)",
+                  meas, pred_hops_per_us, 100 * slack);
+    }
     for (unsigned i = 0; i < r.n_nodes; i++) {
         free(r.nodes[i].buf);
         free(r.nodes[i].ready_ps);

@@ -172,6 +172,142 @@ static inline double pcie_ref_no_dllp_mwr_Gbps(unsigned gen, unsigned lanes, uns
     return raw * (double)size / ((double)size + n * (hdr + 8));
 }
 
+/* ---- predictions from the configuration (spec numbers, never the run) ------------------
+ * These restate the spec's physical-layer numbers here instead of reading
+ * pcie_phy.c or pcie.h, so a wrong constant in the model shows up as a failed
+ * check (only the AckNak formula is shared: pcie_ack_limit_symbols, which
+ * tests/check_pcie_dll.c checks against the spec's tables). */
+#define PCIE_REF_NFM_FRAMING 8.0   /* STP/SDP + seq + LCRC (+END): 8 B per TLP, Gen1-5 */
+#define PCIE_REF_DLLP 8.0          /* 6 B DLLP + 2 B framing (SDP / SDP+END) */
+#define PCIE_REF_FLIT 256.0        /* Flit Mode: 236 B TLP + 6 B DLP + 8 B CRC + 6 B FEC */
+#define PCIE_REF_FLIT_TLP 236.0
+static inline double pcie_ref_gtps(unsigned gen)
+{
+    static const double gt[7] = { 0, 2.5, 5, 8, 16, 32, 64 };
+    return gen <= 6 ? gt[gen] : 0;
+}
+/* Bytes per ns over all lanes after 8b/10b (Gen1-2), 128b/130b (Gen3-5), 1b/1b (Gen6). */
+static inline double pcie_ref_raw_GBps(unsigned gen, unsigned lanes)
+{
+    double enc = gen <= 2 ? 0.8 : gen <= 5 ? 128.0 / 130.0 : 1.0;
+    return pcie_ref_gtps(gen) * enc * lanes / 8.0;
+}
+/* One symbol (byte) time on a lane: 10 UI with 8b/10b, 8 UI otherwise. */
+static inline double pcie_ref_symbol_ns(unsigned gen) { return (gen <= 2 ? 10.0 : 8.0) / pcie_ref_gtps(gen); }
+/* Share of wire time taken by SKP ordered sets when the transmitter is busy:
+ * 8b/10b 4 symbols per lane every 1180 symbol times; 128b/130b one 16-symbol
+ * SKP block + 4-symbol EDS every 370 blocks of 16 symbols (§4.2.7.3; Gen6 uses
+ * the same interval, docs/models/pcie.md). */
+static inline double pcie_ref_skp_frac(unsigned gen) { return gen <= 2 ? 4.0 / 1180.0 : 20.0 / (370.0 * 16.0); }
+/* AckNak latency limit in ns (the spec's formula, Tables 3-10..3-12). */
+static inline double pcie_ref_ack_limit_ns(unsigned gen, unsigned lanes, unsigned mps)
+{
+    return pcie_ack_limit_symbols(gen, lanes, mps) * pcie_ref_symbol_ns(gen);
+}
+/* REPLAY_TIMER limit in ns: 3 x AckLimit up to 8 GT/s, 24,000 symbol times from
+ * 16 GT/s (§3.6.2.1), plus the channel round trip the designer adds. */
+static inline double pcie_ref_replay_timeout_ns(unsigned gen, unsigned lanes, unsigned mps, double wire_ns)
+{
+    double sym = gen <= 3 ? 3.0 * pcie_ack_limit_symbols(gen, lanes, mps) : 24000.0;
+    return sym * pcie_ref_symbol_ns(gen) + 2.0 * wire_ns;
+}
+/* TLP bytes of one MWr with `payload` bytes, framing included (Non-Flit: 8 B
+ * STP/seq/LCRC; Flit Mode: none, header + payload + digest only). */
+static inline double pcie_ref_mwr_bytes(const pcie_cfg *c, double payload)
+{
+    double hdr = (c->addr64 ? 16 : 12) + (c->ecrc ? 4 : 0);
+    return payload + hdr + (c->gen == 6 ? 0 : PCIE_REF_NFM_FRAMING);
+}
+/* Wire time of one TLP of `bytes` (as above) in a stream: Flit Mode spreads
+ * TLP bytes over 236 of every 256 flit bytes. SKP not included. */
+static inline double pcie_ref_tlp_ns(const pcie_cfg *c, double bytes)
+{
+    double raw = pcie_ref_raw_GBps(c->gen, c->lanes);
+    return c->gen == 6 ? bytes * PCIE_REF_FLIT / PCIE_REF_FLIT_TLP / raw : bytes / raw;
+}
+
+/* Predicted MWr goodput (GB/s) of a stream of `size`-byte transfers where the
+ * link, not credits, limits it. In a write stream every Ack and UpdateFC for
+ * the data travels on the other direction, so the data direction carries TLPs,
+ * SKP ordered sets and, from the requester's own receiver, one UpdateFC per
+ * finite credit class every 30 us (§2.6.1.2 refresh; 8 B DLLPs in Non-Flit
+ * Mode, inside the DLP of a flit in Flit Mode). Transfers are contiguous and
+ * split at naturally aligned MPS boundaries; msg adds a 4DW Msg TLP per transfer. */
+static inline double pcie_ref_mwr_stream_GBps(const pcie_cfg *c, uint64_t size, bool msg)
+{
+    /* TLPs per transfer, averaged over the alignment period of size vs MPS */
+    uint64_t g = c->mps, r = size % c->mps;
+    while (r) { uint64_t t = g % r; g = r; r = t; }
+    uint64_t period = c->mps / g;
+    double tlps = 0;
+    for (uint64_t x = 0; x < period; x++) {
+        uint64_t start = x * size, end = start + size;
+        tlps += (double)((end + c->mps - 1) / c->mps - start / c->mps);
+    }
+    tlps /= (double)period;
+    double bytes = pcie_ref_mwr_bytes(c, 0) * tlps + (double)size + (msg ? pcie_ref_mwr_bytes(c, 0) : 0);
+    double ns = pcie_ref_tlp_ns(c, bytes);
+    unsigned finite = 0;   /* classes the requester's receiver advertises finitely: refreshed every 30 us */
+    for (unsigned cls = 0; cls < 3; cls++)
+        finite += (c->adv[PCIE_REQUESTER][2 * cls] || c->adv[PCIE_REQUESTER][2 * cls + 1]) ? 1 : 0;
+    double refresh = c->gen == 6 ? 0 : finite * PCIE_REF_DLLP / pcie_ref_raw_GBps(c->gen, c->lanes) / 30000.0;
+    return (double)size / ns * (1.0 - pcie_ref_skp_frac(c->gen) - refresh);
+}
+
+/* The credit loop of a posted TLP predicted from the configuration: from the
+ * moment its credits are spent (it starts on the wire) to the arrival of the
+ * UpdateFC that returns them (docs/models/pcie.md, "Flow control"):
+ *     loop = T_tlp + wire + rx + T_fc + wire + W_coalesce
+ *   T_tlp       its serialisation (Flit Mode: its share of flits + one flit of
+ *               alignment, since a flit is checked whole),
+ *   rx          the receive buffer's processing (credits released as it leaves),
+ *   T_fc        the UpdateFC's serialisation (8 B DLLP; an idle flit in Flit Mode),
+ *   W_coalesce  how long the release waits to be advertised: the receiver
+ *               sends an UpdateFC at once when it holds back an eighth of its
+ *               buffer (at least one MPS), i.e. every g = ceil(step / need)
+ *               TLPs of a back-to-back burst (rounded up to whole multiples of
+ *               the Scaled FC factor, the granularity an UpdateFC shows), else
+ *               when the coalescing timer
+ *               (the recommended UpdateFC latency = AckLimit) runs out; the
+ *               first TLP of a group waits min((g-1) T_tlp, AckLimit).
+ * With a window of W TLPs the requester sends W TLPs per group-loop, so the
+ * credit-limited goodput is W x MPS / loop (the first TLP of each group has
+ * the longest loop and sets the pace), capped at the link rate. */
+typedef struct pcie_ref_loop {
+    double tlp_ns, fc_ns, coalesce_ns, loop_ns;
+    unsigned group_tlps;
+} pcie_ref_loop;
+
+static inline void pcie_ref_credit_loop(const pcie_cfg *c, pcie_ref_loop *o)
+{
+    double raw = pcie_ref_raw_GBps(c->gen, c->lanes);
+    double flit_ns = PCIE_REF_FLIT / raw;
+    o->tlp_ns = pcie_ref_tlp_ns(c, pcie_ref_mwr_bytes(c, c->mps));
+    if (c->gen == 6) o->tlp_ns += flit_ns;
+    o->fc_ns = c->gen == 6 ? flit_ns : PCIE_REF_DLLP / raw;
+    unsigned g = 1u << 30;
+    const unsigned types[2] = { PCIE_FC_PH, PCIE_FC_PD };
+    for (int i = 0; i < 2; i++) {
+        uint64_t init = (uint64_t)c->adv[PCIE_COMPLETER][types[i]] * c->fc_scale;   /* it receives the MWr */
+        if (!init) continue;     /* infinite: never returned */
+        uint64_t need = i ? c->mps / PCIE_FC_UNIT_BYTES : 1, step = init / 8 > need ? init / 8 : need;
+        unsigned gi = (unsigned)((step + need - 1) / need);
+        /* Scaled FC: an UpdateFC shows CREDITS_ALLOCATED / scale, so returns
+         * become visible in whole multiples of `scale` credits, i.e. of q TLPs */
+        uint64_t a = c->fc_scale, b = need;
+        while (b) { uint64_t t = a % b; a = b; b = t; }
+        unsigned q = (unsigned)(c->fc_scale / a);
+        gi = (gi + q - 1) / q * q;
+        if (gi < g) g = gi;
+    }
+    if (g == 1u << 30) g = 1;
+    o->group_tlps = g;
+    double burst = (g - 1) * pcie_ref_tlp_ns(c, pcie_ref_mwr_bytes(c, c->mps));
+    double ack = pcie_ref_ack_limit_ns(c->gen, c->lanes, c->mps);
+    o->coalesce_ns = burst < ack ? burst : ack;
+    o->loop_ns = o->tlp_ns + 2.0 * (double)c->wire_ps / 1000.0 + (double)c->rx_ps / 1000.0 + o->fc_ns + o->coalesce_ns;
+}
+
 /* Credit-limited goodput (Katevenis; Kung & Chapman): window bytes / credit loop,
  * saturating at the link-limited rate. GB/s. */
 static inline double pcie_ref_credit_line_GBps(double window_payload_bytes, double loop_ns, double sat_GBps)

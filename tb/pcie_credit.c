@@ -2,8 +2,10 @@
  * and wire latency it sweeps the posted data (PD) and header (PH) credit
  * limits the completer advertises, measures MWr goodput and the credit loop
  * at each point, and compares with the analytic line
- *     credit-limited goodput = window bytes / credit loop, saturating at the link rate
- * (Katevenis; Kung & Chapman; Dally & Towles §13.3). It also shows the point of
+ *     credit-limited goodput = window bytes / predicted credit loop, saturating at the link rate
+ * (Katevenis; Kung & Chapman; Dally & Towles §13.3). The loop is predicted
+ * from the configuration (pcie_ref_credit_loop: serialisation, wire, receive
+ * processing, UpdateFC serialisation and coalescing), never from the run. It also shows the point of
  * Scaled FC: the unscaled maximum (127 PH / 2047 PD) against the same
  * advertisement scaled, on the same link. Writes the table into the report,
  * reports/pcie_credit.dat and reports/pcie_credit.png (gnuplot, scripts/plot_pcie_credit.gp). */
@@ -31,14 +33,23 @@ typedef struct point {
     double window_tlps;
     double window_bytes;
     double goodput_GBps;
-    double loop_ns, loop_min_ns;
+    double loop_ns, loop_min_ns;  /* measured */
+    double pred_loop_ns;          /* predicted from the configuration (pcie_ref_credit_loop) */
     double stall_frac;
-    double line_GBps;             /* analytic: window / loop (this point's loop), capped at the link rate */
+    double line_GBps;             /* analytic: window / predicted loop, capped at the link rate */
     bool ok;
 } point;
 
 /* One MWr stream with the given advertisement; returns the measurements. */
 static uint64_t total_time_ps, total_events;
+
+/* Tolerance of the rising part against window / predicted loop. The
+ * prediction leaves out the spec's "transmitter out of credits" trigger
+ * (which only shortens the wait of a window's last group), SKPs and Acks
+ * delaying an UpdateFC, and Scaled FC's granularity; together they stay
+ * within 1.5% on the links tried (Gen1-6, x1-x16, 50 ns - 2 us). 3% still
+ * catches one extra AckLimit of coalescing or a 2% error in the wire latency. */
+#define RISE_TOL 0.03
 
 /* k/tr: run on this kernel with this trace (the traced point), else a fresh kernel. */
 static void run_point_on(sim_kernel *k_in, sim_trace *tr, const pcie_cfg *base, uint32_t ph_field, uint32_t pd_field,
@@ -60,6 +71,9 @@ static void run_point_on(sim_kernel *k_in, sim_trace *tr, const pcie_cfg *base, 
     total_events += sim_event_count(k);
     pcie_results r;
     pcie_sys_results(s, &r);
+    pcie_ref_loop pl;
+    pcie_ref_credit_loop(&cfg, &pl);
+    pt->pred_loop_ns = pl.loop_ns;
     pt->ph_eff = ph_field * scale;
     pt->pd_eff = pd_field * scale;
     pt->goodput_GBps = pcie_dir_goodput_GBps(&r.dir[PCIE_DOWN]);
@@ -100,6 +114,7 @@ static cJSON *point_json(const point *pt)
     cJSON_AddNumberToObject(o, "goodput_GBps", pt->goodput_GBps);
     cJSON_AddNumberToObject(o, "line_GBps", pt->line_GBps);
     cJSON_AddNumberToObject(o, "credit_loop_ns", pt->loop_ns);
+    cJSON_AddNumberToObject(o, "predicted_loop_ns", pt->pred_loop_ns);
     cJSON_AddNumberToObject(o, "credit_stall_frac", pt->stall_frac);
     return o;
 }
@@ -141,17 +156,13 @@ static void credit_run(sim_test_ctx *c)
     pcie_phy_init(&phy, base.gen, base.lanes, base.mps, base.wire_ps);
 
     /* 1. link-limited rate: infinite posted credits */
-    point sat = { "saturated", 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
+    point sat = { "saturated", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
     run_point(&base, 0, 0, 1, tlps, c->seed, &sat);
-    /* analytic link rate for the plateau: TLP framing + header, SKP (no DLLPs in this direction) */
-    double w = (double)(mps + PCIE_NFM_FRAMING_BYTES + (base.addr64 ? 16 : 12) + (base.ecrc ? 4 : 0));
-    double link_GBps = phy.raw_GBps * mps / w * (1.0 - (double)phy.skp_bytes * 1000.0 / phy.raw_GBps / (double)phy.skp_interval_ps);
-    if (phy.flit_mode) {
-        w = (double)(mps + (base.addr64 ? 16 : 12) + (base.ecrc ? 4 : 0));
-        link_GBps = phy.raw_GBps * 236.0 / 256.0 * mps / w * (1.0 - (double)phy.skp_bytes * 1000.0 / phy.raw_GBps / (double)phy.skp_interval_ps);
-    }
+    /* analytic link rate for the plateau, from the spec's numbers: TLP framing
+     * + header, SKP, the requester's 30 us refreshes (no other DLLPs in this direction) */
+    double link_GBps = pcie_ref_mwr_stream_GBps(&base, mps, false);
     /* 2. probe: a 2-TLP window is credit-limited on any link; its loop sets the knee estimate */
-    point probe = { "probe", 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
+    point probe = { "probe", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
     run_point(&base, 2, 0, 1, tlps / 4 > 500 ? tlps / 4 : 500, c->seed, &probe);
     double knee_tlps = link_GBps * probe.loop_ns / mps;
     sim_report_metric(rep, "raw_GBps", phy.raw_GBps);
@@ -159,6 +170,7 @@ static void credit_run(sim_test_ctx *c)
     sim_report_metric(rep, "saturated_goodput_GBps", sat.goodput_GBps);
     sim_report_metric(rep, "credit_loop_ns", probe.loop_ns);
     sim_report_metric(rep, "credit_loop_min_ns", probe.loop_min_ns);
+    sim_report_metric(rep, "predicted_credit_loop_ns", probe.pred_loop_ns);
     sim_report_metric(rep, "knee_window_tlps", knee_tlps);
     sim_report_metric(rep, "knee_pd_credits", knee_tlps * cpt);
 
@@ -202,23 +214,23 @@ static void credit_run(sim_test_ctx *c)
             uint64_t pt_tlps = tlps > (uint64_t)(40 * want_tlps) ? tlps : (uint64_t)(40 * want_tlps);
             run_point(&base, ph_field, pd_field, sc, pt_tlps, c->seed, pt);
             window_of(pt, mps);
-            pt->line_GBps = pcie_ref_credit_line_GBps(pt->window_bytes, pt->loop_ns, link_GBps);
+            pt->line_GBps = pcie_ref_credit_line_GBps(pt->window_bytes, pt->pred_loop_ns, link_GBps);
             n++;
             sim_progress(c, (double)n / (2.0 * points), "%s sweep: %u points", pt->series, n);
         }
     }
 
     /* 4. Scaled FC: the largest unscaled advertisement vs the same fields x 4 / x 16 */
-    point unscaled = { "unscaled_max", 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
-    point scaled = { "scaled_max", 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
+    point unscaled = { "unscaled_max", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
+    point scaled = { "scaled_max", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false };
     /* this one runs on the test's kernel: it is the run in waves/pcie_credit.fst */
     run_point_on(c->k, c->trace, &base, ph_max_field, pd_max_field, 1, tlps, c->seed, &unscaled);
     window_of(&unscaled, mps);
-    unscaled.line_GBps = pcie_ref_credit_line_GBps(unscaled.window_bytes, unscaled.loop_ns, link_GBps);
+    unscaled.line_GBps = pcie_ref_credit_line_GBps(unscaled.window_bytes, unscaled.pred_loop_ns, link_GBps);
     unsigned big_scale = base.gen >= 4 ? 16 : 1;
     run_point(&base, ph_max_field, pd_max_field, big_scale, tlps, c->seed, &scaled);
     window_of(&scaled, mps);
-    scaled.line_GBps = pcie_ref_credit_line_GBps(scaled.window_bytes, scaled.loop_ns, link_GBps);
+    scaled.line_GBps = pcie_ref_credit_line_GBps(scaled.window_bytes, scaled.pred_loop_ns, link_GBps);
 
     /* report table */
     cJSON *table = cJSON_CreateArray();
@@ -237,15 +249,21 @@ static void credit_run(sim_test_ctx *c)
     bool all_ok = sat.ok && probe.ok && unscaled.ok && scaled.ok;
     for (unsigned i = 0; i < n; i++) all_ok = all_ok && pts[i].ok;
     sim_check(rep, "conservation", all_ok, "every run completed with nothing lost, duplicated or reordered");
-    sim_check(rep, "saturation_matches_link", fabs(sat.goodput_GBps - link_GBps) / link_GBps < 0.01,
-              "infinite credits: %.3f GB/s vs link rate %.3f GB/s (framing, header, SKP)", sat.goodput_GBps, link_GBps);
+    sim_check(rep, "saturation_matches_link", fabs(sat.goodput_GBps - link_GBps) / link_GBps < 0.005,
+              "infinite credits: %.3f GB/s vs predicted link rate %.3f GB/s (framing, header, SKP; limit 0.5%%)",
+              sat.goodput_GBps, link_GBps);
+    /* The 2-TLP probe returns every TLP's credits at once (group of 1): its
+     * fastest measured loop is the predicted loop with no coalescing. */
+    sim_check(rep, "credit_loop_as_predicted", fabs(probe.loop_min_ns - probe.pred_loop_ns) <= 0.01 * probe.pred_loop_ns,
+              "2-TLP window: fastest loop %.2f ns vs predicted %.2f ns = TLP + 2 x wire + rx + UpdateFC%s (limit 1%%)",
+              probe.loop_min_ns, probe.pred_loop_ns, base.gen == 6 ? " (flits)" : "");
     double worst_rise = 0;
     unsigned n_rise = 0, n_flat = 0;
     double worst_flat = 1e9;
     char rise_detail[160] = "", flat_detail[160] = "";
     for (unsigned i = 0; i < n; i++) {
         point *pt = &pts[i];
-        double unc = pt->window_bytes / pt->loop_ns;     /* the line before the cap */
+        double unc = pt->window_bytes / pt->pred_loop_ns;     /* the line before the cap */
         if (unc < 0.9 * link_GBps) {
             double err = fabs(pt->goodput_GBps - pt->line_GBps) / pt->line_GBps;
             n_rise++;
@@ -254,7 +272,7 @@ static void credit_run(sim_test_ctx *c)
                 snprintf(rise_detail, sizeof rise_detail, "worst at %s=%u: %.2f GB/s vs line %.2f", pt->series,
                          pt->series[1] == 'd' ? pt->pd_eff : pt->ph_eff, pt->goodput_GBps, pt->line_GBps);
             }
-        } else if (pt->window_bytes * 1.0 > 1.25 * link_GBps * pt->loop_min_ns) {
+        } else if (pt->window_bytes * 1.0 > 1.25 * link_GBps * pt->pred_loop_ns) {
             double frac = pt->goodput_GBps / sat.goodput_GBps;
             n_flat++;
             if (frac < worst_flat) {
@@ -264,8 +282,9 @@ static void credit_run(sim_test_ctx *c)
             }
         }
     }
-    sim_check(rep, "rising_part_follows_line", n_rise >= 2 && worst_rise <= 0.05,
-              "%u points below the knee within %.1f%% of window/loop (limit 5%%); %s", n_rise, worst_rise * 100, rise_detail);
+    sim_check(rep, "rising_part_follows_line", n_rise >= 2 && worst_rise <= RISE_TOL,
+              "%u points below the knee within %.1f%% of window / predicted loop (limit %.0f%%); %s", n_rise,
+              worst_rise * 100, RISE_TOL * 100, rise_detail);
     sim_check(rep, "saturates_past_knee", n_flat >= 2 && worst_flat >= 0.97,
               "%u points past the knee at >= %.1f%% of the saturated rate (limit 97%%); %s", n_flat, worst_flat * 100,
               flat_detail);
@@ -274,11 +293,11 @@ static void credit_run(sim_test_ctx *c)
     for (unsigned i = 1; i < n; i++)
         if (!strcmp(pts[i].series, pts[i - 1].series) && pts[i].goodput_GBps < pts[i - 1].goodput_GBps * 0.99) mono = false;
     sim_check(rep, "goodput_monotone_in_credits", mono, "more credits never lower the goodput (1%% noise)");
-    if (unscaled.window_bytes < 0.8 * link_GBps * unscaled.loop_ns)
+    if (unscaled.window_bytes < 0.8 * link_GBps * unscaled.pred_loop_ns)
         sim_check(rep, "unscaled_credits_throttle", unscaled.goodput_GBps < 0.85 * sat.goodput_GBps,
                   "127 PH / 2047 PD unscaled: %.2f GB/s = %.0f%% of %.2f GB/s with a %.0f ns credit loop",
                   unscaled.goodput_GBps, 100 * unscaled.goodput_GBps / sat.goodput_GBps, sat.goodput_GBps, unscaled.loop_ns);
-    if (big_scale > 1 && scaled.window_bytes > 1.25 * link_GBps * scaled.loop_min_ns)
+    if (big_scale > 1 && scaled.window_bytes > 1.25 * link_GBps * scaled.pred_loop_ns)
         sim_check(rep, "scaled_fc_full_rate", scaled.goodput_GBps >= 0.97 * sat.goodput_GBps,
                   "same fields with Scaled FC x%u: %.2f GB/s = %.1f%% of the saturated rate", big_scale,
                   scaled.goodput_GBps, 100 * scaled.goodput_GBps / sat.goodput_GBps);

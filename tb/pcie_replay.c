@@ -38,6 +38,41 @@ typedef struct run_out {
 
 static uint64_t total_time_ps, total_events;
 
+/* ---- predictions from the configuration ------------------------------------------------ */
+/* Probability that one transmission of `bytes` wire bytes is lost to bit
+ * errors: Non-Flit, any bad bit fails the LCRC; Flit Mode, a flit fails when
+ * one of its three interleaved FEC codewords (86, 85, 85 bytes) has two or
+ * more bad bytes. */
+static double p_lost(bool flit, double ber, double bytes)
+{
+    if (ber <= 0) return 0;
+    if (!flit) return -expm1(bytes * 8 * log1p(-ber));
+    double q = -expm1(8 * log1p(-ber)), ok = 1;   /* q: a byte is bad */
+    for (int cw = 0; cw < 3; cw++) {
+        double n = cw == 0 ? 86 : 85;
+        ok *= exp(n * log1p(-q)) + n * q * exp((n - 1) * log1p(-q));
+    }
+    return 1 - ok;
+}
+/* TLPs (flits) a Nak replay resends: the failed one and every one started
+ * before the Nak arrives (the one then on the wire is finished and resent
+ * too). The Nak leaves when the failed packet has arrived whole, so it
+ * arrives t = T + wire + T_nak + wire after the failed packet started (T_nak:
+ * a DLLP, or the idle flit that carries it); back to back, ceil(t / T)
+ * packets have started by then (t / T is whole in Flit Mode when the wire is
+ * a multiple of a flit time: a packet starting as the Nak lands may or may
+ * not be sent), one more if an Ack or SKP already on the reverse wire delays
+ * the Nak. Returns the range. */
+static void resent_per_nak(const pcie_cfg *c, unsigned *lo, unsigned *hi)
+{
+    double raw = pcie_ref_raw_GBps(c->gen, c->lanes), wire = (double)c->wire_ps / 1000.0;
+    double t_pkt = c->gen == 6 ? PCIE_REF_FLIT / raw : pcie_ref_tlp_ns(c, pcie_ref_mwr_bytes(c, c->mps));
+    double t_nak = c->gen == 6 ? PCIE_REF_FLIT / raw : PCIE_REF_DLLP / raw;
+    double t = (t_pkt + 2 * wire + t_nak) / t_pkt;
+    *lo = (unsigned)ceil(t - 1e-6);
+    *hi = (unsigned)floor(t + 1e-6) + 2;
+}
+
 static void run_case(sim_test_ctx *c, sim_kernel *k_in, sim_trace *tr, const pcie_cfg *cfg, run_out *o)
 {
     sim_kernel *k = k_in ? k_in : sim_kernel_new();
@@ -168,6 +203,97 @@ static void replay_run(sim_test_ctx *c)
     sim_report_metric(rep, "goodput_GBps", g0);
     sim_report_metric(rep, "goodput_worst_ber_GBps", sweep[nb - 1].goodput_GBps);
 
+    /* Independent of the run: errors and replays from the BER alone. Every
+     * transmission (TLP or flit, first or replayed; DLLPs too) is hit with
+     * the probability p_lost of its size; corruptions are a sum of such
+     * Bernoulli trials (4 Poisson sigmas). Each failed live transmission costs
+     * exactly one replay (by a Nak, or by the timer when the Nak is lost or
+     * the failure was the first packet of a replay); to deliver N packets
+     * takes N p / (1 - p) failures on average (negative binomial, sd sqrt(N p)/(1-p)). */
+    const bool flit = base.gen == 6;
+    double pkt_bytes = flit ? PCIE_REF_FLIT : pcie_ref_mwr_bytes(&base, base.mps);
+    double n_pkts = flit ? ceil((double)base.count * (pcie_ref_mwr_bytes(&base, base.mps)) / PCIE_REF_FLIT_TLP)
+                         : (double)base.count;
+    bool err_ok = true, rep_ok = true;
+    char err_detail[200] = "", rep_detail[200] = "";
+    double worst_err_z = 0, worst_rep_z = 0;
+    for (unsigned i = 1; i < nb; i++) {
+        const pcie_results *r = &sweep[i].r;
+        double expect = 0, seen = 0;
+        for (int d = 0; d < 2; d++) {
+            const pcie_dir_stats *st = &r->dir[d];
+            double pk = flit ? (double)st->flits : (double)(st->tlps_new + st->tlps_replayed);
+            expect += pk * p_lost(flit, bers[i], pkt_bytes);
+            if (!flit) expect += (double)st->dllps * p_lost(false, bers[i], PCIE_REF_DLLP);
+            seen += (double)st->corrupted;
+        }
+        double z = fabs(seen - expect) / sqrt(expect + 1);
+        if (z > worst_err_z) {
+            worst_err_z = z;
+            snprintf(err_detail, sizeof err_detail, "worst at ber %g: %.0f corrupted vs %.1f expected", bers[i], seen, expect);
+        }
+        if (fabs(seen - expect) > 4 * sqrt(expect) + 1) err_ok = false;
+        double pl = p_lost(flit, bers[i], pkt_bytes);
+        double want = n_pkts * pl / (1 - pl), sd = sqrt(n_pkts * pl) / (1 - pl);
+        double zr = fabs((double)r->replays - want) / (sd + 0.25);
+        if (zr > worst_rep_z) {
+            worst_rep_z = zr;
+            snprintf(rep_detail, sizeof rep_detail, "worst at ber %g: %" PRIu64 " replays vs %.1f predicted (sd %.1f)", bers[i],
+                     r->replays, want, sd);
+        }
+        if (fabs((double)r->replays - want) > 4 * sd + 1) rep_ok = false;
+    }
+    if (nb > 1) {
+        sim_check(rep, "ber_errors_as_ber_predicts", err_ok,
+                  "corrupted packets = transmissions x P(bad %s) within 4 sigma; %s", flit ? "flit after FEC" : "LCRC",
+                  err_detail);
+        sim_check(rep, "ber_replays_as_ber_predicts", rep_ok,
+                  "replays = N p / (1 - p) for N %s of p = P(lost) within 4 sigma; %s", flit ? "payload flits" : "TLPs",
+                  rep_detail);
+    }
+
+    /* Goodput from the replay-time formula, with the replay counts predicted
+     * above instead of the run's: of the R = N p / (1 - p) replays, E = R (p +
+     * p_nak) come from the timer (the failed packet was the first of a replay,
+     * so NAK_SCHEDULED keeps the receiver silent, or the Nak itself was lost)
+     * and cost a REPLAY_TIMER each; the others cost the n_r packets a Nak
+     * replay resends. time = N T + (R - E) n_r T + E (timeout + T), T the
+     * packet time with SKP. Band: 4 sigma of the Poisson counts (sd of the time
+     * sqrt((R - E) (n_r T)^2 + E (timeout + T)^2)) and n_r's range, + 0.3%. */
+    bool gp_ok = true;
+    char gp_detail[240] = "";
+    double worst_gp = -1;
+    {
+        unsigned nr_lo, nr_hi;
+        resent_per_nak(&base, &nr_lo, &nr_hi);
+        double unit = (flit ? PCIE_REF_FLIT / pcie_ref_raw_GBps(base.gen, base.lanes)
+                            : pcie_ref_tlp_ns(&base, pcie_ref_mwr_bytes(&base, base.mps))) /
+                      (1 - pcie_ref_skp_frac(base.gen));
+        double tmo = pcie_ref_replay_timeout_ns(base.gen, base.lanes, base.mps, (double)base.wire_ps / 1000.0) + unit;
+        double link = pcie_ref_mwr_stream_GBps(&base, base.mps, false);
+        for (unsigned i = 1; i < nb; i++) {
+            double pl = p_lost(flit, bers[i], pkt_bytes), pn = p_lost(flit, bers[i], flit ? PCIE_REF_FLIT : PCIE_REF_DLLP);
+            double R = n_pkts * pl / (1 - pl), E = R * (pl + pn), Rn = R - E;
+            double t_ideal = (double)base.count * base.mps / link;        /* N T with SKP, in payload terms */
+            double t_lo = t_ideal + Rn * nr_lo * unit + E * tmo, t_hi = t_ideal + Rn * nr_hi * unit + E * tmo;
+            double sd = sqrt(Rn * pow(nr_hi * unit, 2) + E * tmo * tmo);
+            double g_hi = (double)base.count * base.mps / fmax(t_ideal, t_lo - 4 * sd) * 1.003;
+            double g_lo = (double)base.count * base.mps / (t_hi + 4 * sd) * 0.997;
+            double g = sweep[i].goodput_GBps;
+            bool ok = g >= g_lo && g <= g_hi;
+            double margin = fmin(g - g_lo, g_hi - g) / g;
+            if (!ok || worst_gp < 0 || margin < worst_gp) {
+                worst_gp = margin;
+                snprintf(gp_detail, sizeof gp_detail, "%s ber %g: %.2f GB/s vs %.2f..%.2f GB/s (%.1f replays, %.2f by the timer)",
+                         ok ? "closest at" : "outside at", bers[i], g, g_lo, g_hi, R, E);
+            }
+            if (!ok) gp_ok = false;
+        }
+    }
+    if (nb > 1)
+        sim_check(rep, "ber_goodput_as_ber_predicts", gp_ok,
+                  "N x MPS / (N T + (R - E) n_r T + E x REPLAY_TIMER) from the BER alone, 4 sigma; %s", gp_detail);
+
     /* 2. forced Naks */
     run_out nak;
     memset(&nak, 0, sizeof nak);
@@ -182,6 +308,30 @@ static void replay_run(sim_test_ctx *c)
         sim_check(rep, "forced_nak_replays", forced > 0 && naks > 0 && nak.r.replays >= naks && nak.r.naks_received == naks,
                   "%" PRIu64 " forced LCRC failures -> %" PRIu64 " Naks sent, %" PRIu64 " received, %" PRIu64 " replays (%" PRIu64
                   " TLPs resent)", forced, naks, nak.r.naks_received, nak.r.replays, nak.r.dir[PCIE_DOWN].tlps_replayed);
+        /* The replay-time formula, from the configuration alone: each forced
+         * failure wastes the n_r packets a Nak replay resends (resent_per_nak),
+         * and the receiver counts every packet it receives, so one of every
+         * nak_every received is forced bad: Naks = floor((N + Naks n_r) / nak_every)
+         * and goodput = link rate x N / (N + Naks n_r), over n_r's range (the
+         * last Nak may resend fewer: the stream ends; 0.2% for the ends of the
+         * measured window). */
+        unsigned nr, nr_hi;
+        resent_per_nak(&cfg, &nr, &nr_hi);
+        double n_units = n_pkts, every = (double)cfg.err[PCIE_DOWN].nak_every;
+        double nk = 0;
+        for (int it = 0; it < 100; it++) nk = floor((n_units + nk * nr) / every);
+        double link = pcie_ref_mwr_stream_GBps(&cfg, cfg.mps, false);
+        double g_hi = link * n_units / (n_units + nk * nr), g_lo = link * n_units / (n_units + nk * nr_hi);
+        double resent_per = naks ? (double)nak.r.dir[PCIE_DOWN].tlps_replayed / (double)naks : 0;
+        if (flit) resent_per = naks ? (double)nak.r.dir[PCIE_DOWN].tlp_replay_wire_bytes / PCIE_FLIT_BYTES / (double)naks : 0;
+        sim_check(rep, "forced_nak_goodput_as_predicted",
+                  nak.goodput_GBps >= g_lo * 0.998 && nak.goodput_GBps <= g_hi * 1.002 &&
+                      resent_per * (double)naks >= (double)(naks - 1) * nr && resent_per <= nr_hi,
+                  "%.3f GB/s vs link %.3f x N / (N + %.0f Naks x n_r) = %.3f..%.3f GB/s (n_r = %u..%u %s from 2 x wire + "
+                  "serialisation; measured %.2f per Nak)",
+                  nak.goodput_GBps, link, nk, g_lo, g_hi, nr, nr_hi, flit ? "flits" : "TLPs", resent_per);
+        sim_report_metric(rep, "forced_nak_goodput_GBps", nak.goodput_GBps);
+        sim_report_metric(rep, "forced_nak_predicted_GBps", 0.5 * (g_lo + g_hi));
     }
     /* 3. dropped Acks */
     run_out ack;

@@ -318,6 +318,17 @@ static void equiv_run(sim_test_ctx *cx)
         sim_check(cx->report, "uniform16_same_throughput", thr_c == thr_r,
                   "16 ports, VOQ depth %u, iSLIP-%u, uniform load 1.0, %" PRIu64 " cycles: RTL %.5f, C %.5f flits/output/cycle",
                   depth, iters, thr_cycles, thr_r, thr_c);
+        /* Against published figures, not the other implementation: iSLIP's
+         * grant pointers desynchronise and reach 100% under uniform saturated
+         * load with unbounded VOQs (McKeown 1999); RRM (what inject=rrm turns
+         * the C core into) stays near 63% (McKeown 1999; 0.60 here), a FIFO
+         * switch at 2 - sqrt(2) = 0.586 (Karol 1987). Here 32-flit VOQs fed
+         * by a FIFO source hold iSLIP-1 to ~0.92-0.94, so the line sits at 0.8:
+         * well clear of both failure modes, below what finite VOQs allow. */
+        if (thr_cycles >= 2000)
+            sim_check(cx->report, "uniform16_islip_throughput", thr_r >= 0.8 && thr_c >= 0.8,
+                      "RTL %.4f, C %.4f flits/output/cycle >= 0.8 (iSLIP desynchronises: 1.0 with unbounded VOQs; RRM 0.63, "
+                      "FIFO 0.586)", thr_r, thr_c);
     }
     sim_report_metric(cx->report, "mismatches", (double)(total_mism + ramp_mism));
     sim_report_metric(cx->report, "cycles_compared", (double)total_cycles);

@@ -14,11 +14,16 @@ sim_time_ps nvs_period_ps(int flit_bytes, double port_GBps)
     return (sim_time_ps)llround((double)flit_bytes / port_GBps * 1000.0);
 }
 
-double nvs_karol_saturation(int n)
+double nvs_karol_saturation(int n, double *err)
 {
-    static const double table[] = { 0, 1.0000, 0.7500, 0.6825, 0.6553, 0.6399, 0.6302, 0.6234, 0.6184 };
-    if (n >= 1 && n <= 8) return table[n];
-    return 2.0 - sqrt(2.0);
+    static const double table[] = { 0,        1.0,      0.75,     0.682540, 0.655242, 0.639917,
+                                    0.630150, 0.623371, 0.618390, 0.614575, 0.611560, 0.609117 };
+    if (n >= 1 && n <= 11) {
+        *err = 5e-7;
+        return table[n];
+    }
+    *err = 1e-4;
+    return 2.0 - sqrt(2.0) + 0.2457 / n + 0.1204 / ((double)n * n);
 }
 
 static double wall_now(void)

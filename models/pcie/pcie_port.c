@@ -801,8 +801,11 @@ static bool skp_due(pcie_port *p, sim_time_ps now)
 {
     if (now < p->skp_next) return false;
     sim_time_ps iv = p->phy->skp_interval_ps;
-    if (p->last_tx_end <= p->skp_next) {
-        /* the wire was idle when the SKP was due: it went out in the idle time */
+    if (now > p->skp_next && p->last_tx_end <= p->skp_next) {
+        /* the wire was idle when the SKP was due: it went out in the idle time
+         * (not when the wire frees exactly as it falls due: then it is sent now,
+         * else a transmitter whose packets end on the SKP grid, as Gen6 x8's
+         * flits do, would never send one) */
         uint64_t n = (now - p->skp_next) / iv + 1;
         p->skp_next += n * iv;
         return false;
