@@ -242,7 +242,9 @@ static void contention_run(sim_test_ctx *c)
      * at least as many lines as agents over a run of >= 2000 accesses. */
     unsigned agents = cfg.devices + cfg.cores;
     if (t.read_frac > 0 && cfg.lines >= agents && t.target >= 2000) {
-        double s1 = st.flit_ps / 1000.0, best = cfg.llc_ns;
+        /* a 68 B flit on 128b/130b lanes, rounded up to a whole ps as the link serialises it
+         * (from the configuration, not the model's own flit time) */
+        double s1 = ceil(68.0 / (cfg.lanes * cfg.gts / 8.0 * 128.0 / 130.0) * 1000.0 - 1e-6) / 1000.0, best = cfg.llc_ns;
         if (cfg.cores && cfg.core_snoop_ns < best) best = cfg.core_snoop_ns;
         if (cfg.mem_ns < best) best = cfg.mem_ns;
         double want = 2 * cfg.link_ns + 3 * s1 + cfg.home_ns + best + 2 * cfg.dev_ns;
