@@ -109,7 +109,8 @@ module xbar_input_buf #(
                 added = OW'(write != '0);
                 if (write != '0) begin
                     mem[wq][tw[PW-1:0]] = in_data_i;
-                    if (FANOUT_READ != 0) mc_mem[wq][tw[PW-1:0]] = 1'b0;   // one destination: unicast
+                    if (FANOUT_READ != 0) mc_mem[wq][tw[PW-1:0]] = in_mc;   // a multicast flit whose other VOQs are full
+                                                                            // (overflow_o) is still a multicast copy
                     tail_q[wq] = tw + 1'b1;
                     if (!pops[wq]) begin
                         cnt = tw - hw;
