@@ -154,7 +154,7 @@ static inline void queue_pop(tep_queue *r)
         r->rest_head = (r->rest_head + 1) & (r->cap - 1);
     }
     r->len--;
-    if (r->cap > 64 && r->len <= r->cap / 4) queue_shrink(r);
+    if (r->cap > 16 && r->len <= r->cap / 4) queue_shrink(r); /* 16: sim_ring_grow's first size */
 }
 
 static int queue_of(const tep *e, uint64_t mask)
