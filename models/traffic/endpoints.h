@@ -61,7 +61,8 @@ struct tep;
  * drains for longer than such a gap usually lasts. Not exactly: over long
  * overloaded runs the backlog's mix of destinations drifts, a few queues run
  * dry now and then, and saturated throughput with long packets can come out
- * lower than with unbounded queues (see the note in the commit that set it).
+ * lower than with unbounded queues (the 64-port, 17-flit bench component at
+ * 2M cycles: 0.975 against 0.986; 1-flit packets at 200k: identical).
  * The rings shrink as they empty (queue_pop), so memory stays within a few
  * times 1024 x 16 B a source whatever the run's length (nvswitch_bench checks
  * peak RSS at 200k against 2M cycles). */
