@@ -3,10 +3,16 @@
 # its object into reports/bench.json. Compare ratios within one run: the
 # machine is shared and absolute numbers move between runs.
 #   scripts/bench.sh BUILD_DIR
+# Exits non-zero if any benchmark fails or any comparison listed below is
+# missing from reports/bench.json (bench/bench_check.c names each one): a
+# comparison that cannot run is a failure, never a silent gap.
 set -u
 build=${1:-build}
 bin=$build/bin
 mkdir -p reports
+# A fresh file: an object left from an earlier run must not stand in for one
+# this run failed to write.
+rm -f reports/bench.json
 status=0
 run() {   # run NAME COMMAND...
   name=$1; shift
@@ -15,11 +21,32 @@ run() {   # run NAME COMMAND...
 }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 run kernel_ring "$bin/bench_report" "$bin"
-# Model benchmarks register here as they land (each writes its own object).
+# Model benchmarks register here as they land (each writes its own object,
+# and lists its comparisons in `expect` below).
 for extra in scripts/bench.d/*.sh; do
   [ -f "$extra" ] || continue
   run "$(basename "$extra" .sh)" sh "$extra" "$build"
 done
 echo "reports/bench.json:"
-cat reports/bench.json
+cat reports/bench.json 2>/dev/null
+# Every comparison bench.json must hold, by object.
+#   kernel_ring: our kernel vs SystemC on the same ring (bench_report)
+#   nvswitch:    component and core speed vs the target; peak RSS at 200k and 2M cycles
+#   pcie_bw, cxl_random: model speed (pcie_bw vs its target)
+#   rtl_switch:  Verilated crossbar, bare and inside the component (overheads)
+expect="
+kernel_ring:events_per_s_timed,events_per_s_delta,systemc_events_per_s_timed,systemc_events_per_s_delta,ratio_timed,ratio_delta,simtime_equal,ratio_timed_cpu,ratio_delta_cpu,targets_met
+nvswitch:port_cycles_per_s,core_port_cycles_per_s,target_port_cycles_per_s,component_throughput,core_throughput,peak_rss_mb_200k,peak_rss_mb_2M,peak_rss_ratio_2M_to_200k,peak_rss_agree
+pcie_bw:tlps_per_s,target_tlps_per_s
+cxl_random:ops_per_s
+rtl_switch:cycles_per_s,cycles_per_s_traced,model_tl_cycles_per_s,model_rtl_cycles_per_s,model_both_cycles_per_s,model_rtl_overhead,model_both_overhead
+"
+if [ -x "$bin/bench_check" ]; then
+  # shellcheck disable=SC2086
+  "$bin/bench_check" reports/bench.json $expect || status=1
+else
+  echo "bench: $bin/bench_check not built: the comparisons cannot be checked" >&2
+  status=1
+fi
+[ $status = 0 ] || echo "make bench: FAILED (see the messages above)" >&2
 exit $status

@@ -1,9 +1,28 @@
 #include "sim/stats.h"
 
 #include <cjson/cJSON.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The bucket key of x > 0: the top bits of an IEEE double (exponent, then the
+ * first SIM_HIST_SUB_BITS mantissa bits) are monotone in x and cut each octave
+ * into SIM_HIST_SUB_BUCKETS equal parts. Subnormals are scaled by 2^64 (exact)
+ * into normal range and their keys shifted below the normals' (which start at
+ * SIM_HIST_SUB_BUCKETS), so the key stays monotone and log-linear there too. */
+#define SUB_SHIFT (52 - SIM_HIST_SUB_BITS)
+static inline int32_t hist_key(double x)
+{
+    uint64_t bits;
+    if (x >= DBL_MIN) {
+        memcpy(&bits, &x, sizeof bits);
+        return (int32_t)(bits >> SUB_SHIFT);
+    }
+    double y = x * 0x1p64;
+    memcpy(&bits, &y, sizeof bits);
+    return (int32_t)(bits >> SUB_SHIFT) - 64 * SIM_HIST_SUB_BUCKETS;
+}
 
 void sim_hist_init(sim_hist *h, const char *name)
 {
@@ -13,54 +32,101 @@ void sim_hist_init(sim_hist *h, const char *name)
 
 void sim_hist_free(sim_hist *h)
 {
-    free(h->v);
-    h->v = NULL;
-    h->n = h->cap = 0;
+    free(h->b);
+    h->b = NULL;
+    h->nb = 0;
+    h->n = 0;
+    h->zeros = 0;
+    h->sum = 0;
 }
 
 void sim_hist_clear(sim_hist *h)
 {
+    if (h->b) memset(h->b, 0, h->nb * sizeof *h->b);
     h->n = 0;
+    h->zeros = 0;
     h->sum = 0;
-    h->sorted = 0;
+}
+
+/* Widens the bucket range to whole octaves covering key: at most one
+ * reallocation per new octave, however many samples come. */
+static void hist_cover(sim_hist *h, int32_t key)
+{
+    const int32_t S = SIM_HIST_SUB_BUCKETS;
+    int32_t lo = h->nb ? h->key_lo : key, hi = h->nb ? h->key_lo + (int32_t)h->nb : key + 1;
+    if (key < lo) lo = key;
+    if (key >= hi) hi = key + 1;
+    lo = (int32_t)(floor((double)lo / S) * S);
+    hi = (int32_t)(ceil((double)hi / S) * S);
+    sim_hist_bucket *nbk = calloc((size_t)(hi - lo), sizeof *nbk);
+    if (!nbk) sim_fatal("sim_hist %s: out of memory", h->name ? h->name : "");
+    if (h->nb) memcpy(nbk + (h->key_lo - lo), h->b, h->nb * sizeof *h->b);
+    free(h->b);
+    h->b = nbk;
+    h->key_lo = lo;
+    h->nb = (uint32_t)(hi - lo);
 }
 
 void sim_hist_add(sim_hist *h, double x)
 {
-    if (h->n == h->cap) {
-        h->cap = h->cap ? 2 * h->cap : 256;
-        h->v = realloc(h->v, h->cap * sizeof *h->v);
-        if (!h->v) sim_fatal("out of memory");
-    }
+    if (!(x >= 0) || x > DBL_MAX)
+        sim_fatal("sim_hist %s: sample %g (allowed: finite and >= 0)", h->name ? h->name : "", x);
     if (!h->n || x < h->min) h->min = x;
     if (!h->n || x > h->max) h->max = x;
-    h->v[h->n++] = x;
+    h->n++;
     h->sum += x;
-    h->sorted = 0;
+    if (x == 0) {
+        h->zeros++;
+        return;
+    }
+    int32_t key = hist_key(x);
+    uint32_t i = (uint32_t)(key - h->key_lo);   /* wraps to huge when below key_lo */
+    if (!h->nb || i >= h->nb) {
+        hist_cover(h, key);
+        i = (uint32_t)(key - h->key_lo);
+    }
+    h->b[i].n++;
+    h->b[i].sum += x;
 }
 
 double sim_hist_mean(const sim_hist *h) { return h->n ? h->sum / (double)h->n : 0.0; }
 
-static int cmp_double(const void *a, const void *b)
+/* A bucket's representative: the mean of its samples, kept inside [min, max]
+ * against rounding in the sum. */
+static double bucket_value(const sim_hist *h, const sim_hist_bucket *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    double v = b->sum / (double)b->n;
+    return v < h->min ? h->min : v > h->max ? h->max : v;
 }
 
 double sim_hist_percentile(sim_hist *h, double p)
 {
     if (!h->n) return 0.0;
-    if (!h->sorted) {
-        qsort(h->v, h->n, sizeof *h->v, cmp_double);
-        h->sorted = 1;
-    }
-    if (p <= 0) return h->v[0];
-    if (p >= 100) return h->v[h->n - 1];
+    if (p <= 0) return h->min;
+    if (p >= 100) return h->max;
     /* nearest rank: the smallest value with at least p% of samples at or below it */
     /* p * n first: p / 100 is inexact (0.07 * 100 = 7.000000000000001 ranked p7 of 100 samples as the 8th) */
-    size_t rank = (size_t)ceil(p * (double)h->n / 100.0);
+    uint64_t rank = (uint64_t)ceil(p * (double)h->n / 100.0);
     if (rank < 1) rank = 1;
-    return h->v[rank - 1];
+    if (rank > h->n) rank = h->n;
+    if (rank <= h->zeros) return 0.0;
+    uint64_t seen = h->zeros;
+    for (uint32_t i = 0; i < h->nb; i++) {
+        seen += h->b[i].n;
+        if (seen >= rank) return bucket_value(h, &h->b[i]);
+    }
+    return h->max;   /* not reached: the buckets hold n - zeros samples */
+}
+
+uint64_t sim_hist_count_range(const sim_hist *h, double lo, double hi)
+{
+    uint64_t c = (lo <= 0 && 0 < hi) ? h->zeros : 0;
+    for (uint32_t i = 0; i < h->nb; i++) {
+        if (!h->b[i].n) continue;
+        double v = bucket_value(h, &h->b[i]);
+        if (v >= lo && v < hi) c += h->b[i].n;
+    }
+    return c;
 }
 
 cJSON *sim_hist_json(sim_hist *h, unsigned bins)
@@ -76,11 +142,13 @@ cJSON *sim_hist_json(sim_hist *h, unsigned bins)
         cJSON *arr = cJSON_AddArrayToObject(o, "bins");
         double lo = h->min, width = (h->max - h->min) / bins;
         if (width <= 0) width = 1;
-        size_t *count = calloc(bins, sizeof *count);
+        uint64_t *count = calloc(bins, sizeof *count);
         if (!count) sim_fatal("out of memory");
-        for (size_t i = 0; i < h->n; i++) {
-            size_t b = (size_t)((h->v[i] - lo) / width);
-            count[b >= bins ? bins - 1 : b]++;
+        if (h->zeros) count[0] += h->zeros;   /* 0 is min when present */
+        for (uint32_t i = 0; i < h->nb; i++) {
+            if (!h->b[i].n) continue;
+            size_t b = (size_t)((bucket_value(h, &h->b[i]) - lo) / width);
+            count[b >= bins ? bins - 1 : b] += h->b[i].n;
         }
         for (unsigned b = 0; b < bins; b++) {
             cJSON *bin = cJSON_CreateObject();

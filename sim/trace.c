@@ -25,7 +25,24 @@ struct sim_trace {
     /* values given before the freeze: (var, kind, bytes) in order */
     struct pending_value { sim_trace_var v; char kind; uint32_t len; char *bytes; } *pending;
     size_t n_pending, cap_pending;
+    size_t vc_bytes;   /* value-change bytes the writer holds in memory since its last flush (estimate) */
 };
+
+/* The FST writer keeps value changes in memory until 128 MB of them
+ * (FST_BREAK_SIZE), then writes a block: a long traced run held ~130 MB
+ * for it. A block every TRACE_BLOCK_BYTES keeps that to a few MB; the waves
+ * are the same (a reader joins the blocks). */
+#define TRACE_BLOCK_BYTES (4u << 20)
+static inline void count_change(sim_trace *t, size_t value_bytes)
+{
+    /* per change the writer stores the value (a byte per bit, 8 for a real,
+     * a string's bytes) and about 6 bytes of position and time index */
+    t->vc_bytes += value_bytes + 6;
+    if (t->vc_bytes >= TRACE_BLOCK_BYTES) {
+        fstWriterFlushContext(t->fst);   /* written at the next time change */
+        t->vc_bytes = 0;
+    }
+}
 
 static void stamp(sim_trace *t, uint64_t time_ps);
 
@@ -226,6 +243,7 @@ void sim_trace_emit_u64_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, uint
     }
     stamp(t, time_ps);
     fstWriterEmitValueChange(t->fst, v, bits);
+    count_change(t, vs->width);
 }
 
 void sim_trace_emit_words_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, const uint32_t *words, unsigned width_bits)
@@ -241,6 +259,7 @@ void sim_trace_emit_words_at(sim_trace *t, uint64_t time_ps, sim_trace_var v, co
     } else {
         stamp(t, time_ps);
         fstWriterEmitValueChange(t->fst, v, bits);
+        count_change(t, width_bits);
     }
     if (bits != stackbuf) free(bits);
 }
@@ -260,6 +279,7 @@ void sim_trace_emit_str_(sim_trace *t, sim_trace_var v, const char *s)
     }
     stamp(t, t->k ? sim_now(t->k) : t->last_time);
     fstWriterEmitVariableLengthValueChange(t->fst, v, s, (uint32_t)strlen(s));
+    count_change(t, strlen(s));
 }
 
 void sim_trace_emit_strf_(sim_trace *t, sim_trace_var v, const char *fmt, ...)
@@ -282,4 +302,5 @@ void sim_trace_emit_real_(sim_trace *t, sim_trace_var v, double x)
     }
     stamp(t, t->k ? sim_now(t->k) : t->last_time);
     fstWriterEmitValueChange(t->fst, v, &x);
+    count_change(t, sizeof x);
 }

@@ -201,9 +201,7 @@ static void contention_run(sim_test_ctx *c)
             fprintf(f, "%.3f", b * w);
             for (unsigned i = 0; i < NCLS; i++) {
                 if (!sim_hist_count(&t.lat[i])) continue;
-                uint64_t n = 0;
-                for (size_t j = 0; j < t.lat[i].n; j++)
-                    if (t.lat[i].v[j] >= b * w && (t.lat[i].v[j] < (b + 1) * w || (b == nb - 1 && t.lat[i].v[j] >= hi))) n++;
+                uint64_t n = sim_hist_count_range(&t.lat[i], b * w, b == nb - 1 ? INFINITY : (b + 1) * w);
                 fprintf(f, " %" PRIu64, n);
             }
             fprintf(f, "\n");

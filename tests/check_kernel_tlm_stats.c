@@ -1,5 +1,5 @@
-/* TLM payload / b_transport time annotation and the quantum keeper; exact
- * percentiles and meter windows; rng determinism and ranges. */
+/* TLM payload / b_transport time annotation and the quantum keeper;
+ * meter windows; rng determinism and ranges (histograms: check_stats.c). */
 #include <check.h>
 #include <math.h>
 #include <signal.h>
@@ -167,66 +167,6 @@ END_TEST
 
 /* ---------------------------------------------------------------- stats */
 
-START_TEST(test_percentiles_exact_nearest_rank)
-{
-    sim_hist h;
-    sim_hist_init(&h, "h");
-    /* 1..100 added in a scrambled order: the p-th percentile is p */
-    for (unsigned i = 0; i < 100; i++) sim_hist_add(&h, (double)((i * 37) % 100 + 1));
-    for (int p = 1; p <= 100; p++) {
-        double v = sim_hist_percentile(&h, p);
-        ck_assert_msg(v == (double)p, "p%d of 1..100 is %g, expected %d", p, v, p);
-    }
-    ck_assert(sim_hist_percentile(&h, 0) == 1.0);
-    ck_assert(sim_hist_percentile(&h, 99.5) == 100.0);
-    ck_assert(sim_hist_percentile(&h, 0.5) == 1.0);
-    ck_assert(sim_hist_mean(&h) == 50.5);
-    ck_assert(h.min == 1.0 && h.max == 100.0);
-    sim_hist_free(&h);
-
-    /* 10 values: nearest rank p50 = 5th, p90 = 9th, p91 = 10th, p99 = 10th */
-    sim_hist_init(&h, "h");
-    static const double v10[] = { 7, 3, 9, 1, 10, 2, 8, 4, 6, 5 };
-    for (unsigned i = 0; i < 10; i++) sim_hist_add(&h, v10[i] * 1.5);
-    ck_assert(sim_hist_percentile(&h, 50) == 7.5);
-    ck_assert(sim_hist_percentile(&h, 90) == 13.5);
-    ck_assert(sim_hist_percentile(&h, 91) == 15.0);
-    ck_assert(sim_hist_percentile(&h, 99) == 15.0);
-    ck_assert(sim_hist_percentile(&h, 10) == 1.5);
-    ck_assert(sim_hist_percentile(&h, 11) == 3.0);
-    /* 1000 values 0..999: p99.9 = 999th = 998 */
-    sim_hist_clear(&h);
-    ck_assert(sim_hist_percentile(&h, 50) == 0.0);
-    for (unsigned i = 0; i < 1000; i++) sim_hist_add(&h, (double)(999 - i));
-    ck_assert(sim_hist_percentile(&h, 99.9) == 998.0);
-    ck_assert(sim_hist_percentile(&h, 7) == 69.0);
-    ck_assert(h.min == 0.0 && h.max == 999.0);
-    sim_hist_add(&h, 5000);                          /* adding after a sort keeps it exact */
-    ck_assert(sim_hist_percentile(&h, 100) == 5000.0);
-    sim_hist_free(&h);
-}
-END_TEST
-
-START_TEST(test_hist_json)
-{
-    sim_hist h;
-    sim_hist_init(&h, "h");
-    for (unsigned i = 1; i <= 100; i++) sim_hist_add(&h, i);
-    cJSON *o = sim_hist_json(&h, 4);
-    ck_assert_int_eq(cJSON_GetObjectItem(o, "count")->valueint, 100);
-    ck_assert(cJSON_GetObjectItem(o, "p50")->valuedouble == 50);
-    ck_assert(cJSON_GetObjectItem(o, "p99")->valuedouble == 99);
-    const cJSON *bins = cJSON_GetObjectItem(o, "bins");
-    ck_assert_int_eq(cJSON_GetArraySize(bins), 4);
-    int total = 0;
-    const cJSON *b;
-    cJSON_ArrayForEach(b, bins) total += cJSON_GetObjectItem(b, "count")->valueint;
-    ck_assert_int_eq(total, 100);
-    cJSON_Delete(o);
-    sim_hist_free(&h);
-}
-END_TEST
-
 START_TEST(test_meter_window)
 {
     sim_meter m;
@@ -354,8 +294,6 @@ static Suite *suite(void)
     tcase_add_test(tc, test_quantum_keeper_need_sync);
     suite_add_tcase(s, tc);
     tc = tcase_create("stats");
-    tcase_add_test(tc, test_percentiles_exact_nearest_rank);
-    tcase_add_test(tc, test_hist_json);
     tcase_add_test(tc, test_meter_window);
     suite_add_tcase(s, tc);
     tc = tcase_create("rng");

@@ -143,6 +143,55 @@ START_TEST(test_fst_roundtrip)
 }
 END_TEST
 
+/* A long trace: the writer holds value changes in memory only up to a few
+ * MB (sim/trace.c, TRACE_BLOCK_BYTES), so ~16 MB of changes come out as
+ * several blocks, and a reader still gets every change, in order. */
+#define LONG_CHANGES 400000u
+static uint64_t long_seen, long_bad;
+
+static void on_long_change(void *user, uint64_t t, fstHandle h, const unsigned char *v)
+{
+    (void)user;
+    (void)h;
+    uint64_t x = strtoull((const char *)v, NULL, 2);
+    if (x != (t / 10 & 0xffffffffu)) long_bad++;
+    long_seen++;
+}
+
+static sim_trace_var tlong;
+static void long_fn(void *ctx)
+{
+    (void)ctx;
+    sim_trace_u64(sim_trace_of_kernel(k), tlong, sim_now(k) / 10);
+    if (sim_now(k) / 10 + 1 < LONG_CHANGES) sim_next_trigger_at(k, 10);
+}
+
+START_TEST(test_long_trace_in_blocks)
+{
+    char path[] = "/tmp/check_trace_long.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    k = sim_kernel_new();
+    tr = sim_trace_open(k, path);
+    tlong = sim_trace_add_var(tr, "counter", 32);
+    sim_method_init(&proc, k, "p", long_fn, NULL);
+    sim_run(k, SIM_TIME_MAX);
+    sim_trace_close(tr);
+    sim_kernel_free(k);
+    void *rd = fstReaderOpen(path);
+    ck_assert_ptr_nonnull(rd);
+    ck_assert_uint_gt(fstReaderGetValueChangeSectionCount(rd), 2);
+    long_seen = long_bad = 0;
+    fstReaderSetFacProcessMaskAll(rd);
+    fstReaderIterBlocks(rd, on_long_change, NULL, NULL);
+    ck_assert_uint_eq(long_seen, LONG_CHANGES);
+    ck_assert_uint_eq(long_bad, 0);
+    fstReaderClose(rd);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_trace_off_is_noop)
 {
     sim_kernel *kk = sim_kernel_new();
@@ -180,6 +229,7 @@ static Suite *suite(void)
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("trace");
     tcase_add_test(tc, test_fst_roundtrip);
+    tcase_add_test(tc, test_long_trace_in_blocks);
     tcase_add_test(tc, test_trace_off_is_noop);
     tcase_add_test(tc, test_trace_open_failure);
     suite_add_tcase(s, tc);

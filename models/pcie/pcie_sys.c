@@ -339,12 +339,6 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
     sim_dont_initialize(&s->cpl_proc);
 
     s->res.xfers_expected = cfg->count * (cfg->op == PCIE_OP_RDWR ? 2u : 1u);
-    /* one latency sample per transfer: reserve them up front (no regrowth mid-run) */
-    if (s->res.xfers_expected && s->res.xfers_expected <= (64u << 20)) {
-        s->res.latency_ns.v = malloc(s->res.xfers_expected * sizeof *s->res.latency_ns.v);
-        if (!s->res.latency_ns.v) sim_fatal("out of memory");
-        s->res.latency_ns.cap = s->res.xfers_expected;
-    }
     /* the DMA engine has its first TLPs ready at t=0; they go once the link is up */
     req_refill(s, &s->req, PCIE_FC_CLASSES);
     return s;

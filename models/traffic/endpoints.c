@@ -132,6 +132,21 @@ static void queue_push(tep_queue *r, const tep_qent *v)
     r->len++;
 }
 
+/* Halves a ring that is down to a quarter full: a queue's ring otherwise
+ * keeps the largest size it ever needed, and over a long run every queue of
+ * a source gets to hold most of the source's packets once. */
+static void queue_shrink(tep_queue *r)
+{
+    const uint32_t in_rest = r->len ? r->len - 1 : 0, cap = r->cap / 2;
+    tep_qent *nb = malloc(cap * sizeof *nb);
+    if (!nb) sim_fatal("out of memory");
+    for (uint32_t x = 0; x < in_rest; x++) nb[x] = r->rest[(r->rest_head + x) & (r->cap - 1)];
+    free(r->rest);
+    r->rest = nb;
+    r->rest_head = 0;
+    r->cap = cap;
+}
+
 static inline void queue_pop(tep_queue *r)
 {
     if (r->len > 1) {
@@ -139,6 +154,7 @@ static inline void queue_pop(tep_queue *r)
         r->rest_head = (r->rest_head + 1) & (r->cap - 1);
     }
     r->len--;
+    if (r->cap > 16 && r->len <= r->cap / 4) queue_shrink(r); /* 16: sim_ring_grow's first size */
 }
 
 static int queue_of(const tep *e, uint64_t mask)
@@ -204,7 +220,7 @@ static inline bool bernoulli_on(const tep *e, const tep_port *p) { return e->inj
  * someone looks (tep_catch_up). */
 static void make_arrivals(tep *e, tep_port *p, uint64_t cycle)
 {
-    while (p->next_arrival <= cycle) {
+    while (p->next_arrival <= cycle && p->queued < TEP_SRC_QUEUE_PKTS) { /* the rest wait in the generator */
         const uint64_t at = p->next_arrival;
         p->next_arrival = at + 1 + bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
         new_bernoulli_packet(e, p, traffic_dest_pick(e->cfg.dest, p->idx, &p->rng), sim_clock_edge_time(e->h.dom, at));
@@ -478,7 +494,9 @@ static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool b
     e->blocked_mask = blocked ? e->blocked_mask | bit : e->blocked_mask & ~bit;
     const bool wire_busy = p->tx_free_ps > now; /* free at tx_free_cycle, the first edge at or after tx_free_ps */
     uint64_t due = UINT64_MAX;
-    if (bernoulli_on(e, p)) due = wire_busy && p->next_arrival < p->tx_free_cycle ? p->tx_free_cycle : p->next_arrival;
+    /* a full source makes its next packet when one has left: its sending wakes it */
+    if (bernoulli_on(e, p) && p->queued < TEP_SRC_QUEUE_PKTS)
+        due = wire_busy && p->next_arrival < p->tx_free_cycle ? p->tx_free_cycle : p->next_arrival;
     if (p->msg) due = cycle + 1;
     if (work && e->sending && !blocked) {
         uint64_t ready = wire_busy ? p->tx_free_cycle : cycle + 1;
@@ -599,9 +617,35 @@ void tep_catch_up(tep *e)
         if (bernoulli_on(e, &e->port[i])) make_arrivals(e, &e->port[i], e->wheel_next - 1);
 }
 
+/* Packets of port p arrived by `cycle` and not made (its queues full):
+ * counted by replaying its generator on copies of its PRNG and destination
+ * state, the draws in make_arrivals' order, so the source is left as it was. */
+static uint64_t unmade_packets(const tep *e, const tep_port *p, uint64_t cycle)
+{
+    sim_rng r = p->rng;
+    traffic_dest d = *e->cfg.dest;
+    uint64_t n = 0;
+    for (uint64_t at = p->next_arrival; at <= cycle; n++) {
+        at = at + 1 + bernoulli_gap(&r, e->p_packet, e->log1m_p_packet);
+        (void)traffic_dest_pick(&d, p->idx, &r);
+    }
+    return n;
+}
+
+uint64_t tep_unmade_copies(const tep *e)
+{
+    if (!e->injecting) return e->unmade_copies_at_stop;
+    if (e->wheel_next == UINT64_MAX) return 0;
+    uint64_t pkts = 0;
+    for (int i = 0; i < e->cfg.ports; i++)
+        if (bernoulli_on(e, &e->port[i])) pkts += unmade_packets(e, &e->port[i], e->wheel_next - 1);
+    return pkts * (uint64_t)e->cfg.pkt_flits; /* Bernoulli packets are unicast */
+}
+
 void tep_stop_injection(tep *e)
 {
     tep_catch_up(e);
+    e->unmade_copies_at_stop = tep_unmade_copies(e);
     e->injecting = false;
     e->inject_mask = 0;
 }
@@ -609,7 +653,7 @@ void tep_stop_injection(tep *e)
 uint64_t tep_queued_copies(tep *e)
 {
     tep_catch_up(e);
-    uint64_t s = 0;
+    uint64_t s = tep_unmade_copies(e);
     for (int i = 0; i < e->cfg.ports; i++) {
         const tep_port *p = &e->port[i];
         for (int q = 0; q < TEP_QUEUES; q++) {
