@@ -47,8 +47,8 @@ module xbar_input_buf #(
     localparam int OW = $clog2(N * DEPTH + 1);
 
     // Storage and pointers belong to the process `seq` alone: nothing else
-    // reads them (the popped flit leaves through pop_data_q, the fan-out tags
-    // through head_tag_q, both registered), so they are written with blocking
+    // reads them (the popped flit leaves through pop_data_q, the multicast head
+    // bits through head_mc_q, both registered), so they are written with blocking
     // assignments and Verilator updates them in place instead of keeping a
     // delayed-assignment record per VOQ.
     logic [FLIT_W-1:0] mem [N][DEPTH];
