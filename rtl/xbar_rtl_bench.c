@@ -113,6 +113,13 @@ int main(int argc, char **argv)
     const char *json = argc > 2 ? argv[2] : "reports/bench.json";
     nvswitch_register_rtl(rtl_core_new);
 
+    if (argc > 3 && strncmp(argv[3], "component=", 10) == 0) { /* profiling: one component run only */
+        double thr;
+        const char *m = argv[3] + 10;
+        nvs_model model = strcmp(m, "rtl") == 0 ? NVS_MODEL_RTL : strcmp(m, "both") == 0 ? NVS_MODEL_BOTH : NVS_MODEL_TL;
+        printf("rtl_bench: component model=%s: %.3f M cycles/s CPU\n", m, run_component(model, cycles, &thr) / 1e6);
+        return 0;
+    }
     loop_speed bare = run_bare(16, 1, cycles, NULL);
     printf("rtl_bench: bare loop, 16 ports, iSLIP-1, uniform load 1.0: %.3f M cycles/s CPU, %.3f M cycles/s wall "
            "(throughput %.4f)\n", bare.cpu_cps / 1e6, bare.wall_cps / 1e6, bare.throughput);
