@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     char fst[] = "/tmp/rtl_bench_XXXXXX.fst";
     int fd = mkstemps(fst, 4);
     sim_trace *tr = fd >= 0 ? sim_trace_open(NULL, fst) : NULL;
-    loop_speed traced = { 0, 0, 0 };
+    loop_speed traced = { 0, 0, 0, "" };
     if (tr) traced = run_bare(16, 1, tcycles, tr);
     sim_trace_close(tr);
     if (fd >= 0) remove(fst);
