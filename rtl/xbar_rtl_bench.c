@@ -12,6 +12,9 @@
  *   model_rtl_overhead_floor  bare cycles/s over model_tl_cycles_per_s: the overhead the
  *                         component would show around a core that cost nothing (its
  *                         kernel, links, traffic and endpoints alone)
+ *   model_rtl_vs_parts    model=rtl's time per cycle over the sum of its parts measured
+ *                         alone (model=tl's component + the bare loop): above 1 is time the
+ *                         co-simulation adds beyond the component and the RTL themselves
  *   model_rtl_variant     the Verilated variant these ran ("ports:latency:iters:fanout_read")
  *   ports64               the same bare loop, model=tl and model=rtl at 64 ports (NVSwitch 3's
  *                         radix; a variant Verilated on first use unless prebuilt)
@@ -158,7 +161,8 @@ int main(int argc, char **argv)
     printf("rtl_bench: nvswitch_uniform component (16 ports, load 1.0): tl %.3f, rtl %.3f, both %.3f M cycles/s CPU; "
            "throughput tl %.4f rtl %.4f both %.4f\n", cps_tl / 1e6, cps_rtl / 1e6, cps_both / 1e6, thr_tl, thr_rtl, thr_both);
     printf("rtl_bench: overhead vs the bare Verilated loop (variant %s): model=rtl %.2fx, model=both %.2fx; "
-           "floor (model=tl) %.2fx\n", bare.variant, bare.cpu_cps / cps_rtl, bare.cpu_cps / cps_both, bare.cpu_cps / cps_tl);
+           "floor (model=tl) %.2fx; model=rtl over its parts %.2f\n", bare.variant, bare.cpu_cps / cps_rtl, bare.cpu_cps / cps_both,
+           bare.cpu_cps / cps_tl, (1 / cps_rtl) / (1 / cps_tl + 1 / bare.cpu_cps));
 
     /* 64 ports: the RTL's share grows with N^2 (allocator, crossbar), the
      * component's with N. The first run Verilates the variant (not timed). */
@@ -168,8 +172,9 @@ int main(int argc, char **argv)
     double cps64_tl = run_component(NVS_MODEL_TL, 64, c64, &thr64_tl);
     double cps64_rtl = run_component(NVS_MODEL_RTL, 64, c64, &thr64_rtl);
     printf("rtl_bench: 64 ports (variant %s): bare %.4f, component tl %.4f, rtl %.4f M cycles/s CPU; "
-           "model=rtl overhead %.2fx, floor %.2fx; throughput tl %.4f rtl %.4f\n", bare64.variant, bare64.cpu_cps / 1e6,
-           cps64_tl / 1e6, cps64_rtl / 1e6, bare64.cpu_cps / cps64_rtl, bare64.cpu_cps / cps64_tl, thr64_tl, thr64_rtl);
+           "model=rtl overhead %.2fx, floor %.2fx, over its parts %.2f; throughput tl %.4f rtl %.4f\n", bare64.variant,
+           bare64.cpu_cps / 1e6, cps64_tl / 1e6, cps64_rtl / 1e6, bare64.cpu_cps / cps64_rtl, bare64.cpu_cps / cps64_tl,
+           (1 / cps64_rtl) / (1 / cps64_tl + 1 / bare64.cpu_cps), thr64_tl, thr64_rtl);
 
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "ports", 16);
@@ -184,6 +189,7 @@ int main(int argc, char **argv)
     cJSON_AddNumberToObject(o, "model_rtl_overhead", bare.cpu_cps / cps_rtl);
     cJSON_AddNumberToObject(o, "model_both_overhead", bare.cpu_cps / cps_both);
     cJSON_AddNumberToObject(o, "model_rtl_overhead_floor", bare.cpu_cps / cps_tl);
+    cJSON_AddNumberToObject(o, "model_rtl_vs_parts", (1 / cps_rtl) / (1 / cps_tl + 1 / bare.cpu_cps));
     cJSON_AddStringToObject(o, "model_rtl_variant", bare.variant);
     cJSON *o64 = cJSON_AddObjectToObject(o, "ports64");
     cJSON_AddNumberToObject(o64, "cycles", (double)c64);
@@ -193,6 +199,7 @@ int main(int argc, char **argv)
     cJSON_AddNumberToObject(o64, "model_rtl_cycles_per_s", cps64_rtl);
     cJSON_AddNumberToObject(o64, "model_rtl_overhead", bare64.cpu_cps / cps64_rtl);
     cJSON_AddNumberToObject(o64, "model_rtl_overhead_floor", bare64.cpu_cps / cps64_tl);
+    cJSON_AddNumberToObject(o64, "model_rtl_vs_parts", (1 / cps64_rtl) / (1 / cps64_tl + 1 / bare64.cpu_cps));
     cJSON_AddNumberToObject(o, "target_cycles_per_s", 1e6);
     if (sim_bench_write(json, "rtl_switch", o) != 0) return 1;
     return 0;
