@@ -1,10 +1,12 @@
 /* C-callable bridge to the Verilated crossbar RTL (rtl/xbar_top.sv).
  * The only C++ in the project is behind this header (rtl/xbar_rtl.cpp).
  *
- * The RTL is Verilated once per configuration in XBAR_RTL_VARIANTS (rtl/CMakeLists.txt):
- * NPORTS and LATENCY are fixed per model, DEPTH is the physical VOQ depth
- * (the upstream may use fewer credits), the iSLIP iteration count is a
- * run-time configuration input (1..iters_max). One step is one clock cycle
+ * The RTL is Verilated once per configuration: NPORTS, LATENCY and
+ * FANOUT_READ are fixed per model, DEPTH is the physical VOQ depth (the
+ * upstream may use fewer credits), the iSLIP iteration count is a run-time
+ * configuration input (1..iters_max). The configurations in XBAR_RTL_VARIANTS
+ * (rtl/CMakeLists.txt) are built into the binary; any other is Verilated on
+ * first use and cached under the build tree (xbar_rtl_variant.h). One step is one clock cycle
  * with the semantics of models/nvswitch/xbar_io.h and docs/crossbar-cycle-rules.md. */
 #ifndef XBAR_RTL_H
 #define XBAR_RTL_H
@@ -32,23 +34,24 @@ typedef struct xbar_rtl_variant {
     unsigned fanout_read; /* FANOUT_READ: multicast fan-out read built in */
 } xbar_rtl_variant;
 
-/* The configurations built into this binary. */
+/* The configurations built into this binary (prebuilt; others are built on first use). */
 size_t xbar_rtl_variants(const xbar_rtl_variant **list);
-/* "4 5 8 16 32" (ports of the latency-1 models), for error messages. */
-const char *xbar_rtl_ports_list(void);
 
 typedef struct xbar_rtl_cfg {
-    unsigned ports;
-    unsigned iters;       /* 1..iters_max */
-    unsigned latency;     /* >= 1, must be a Verilated value */
-    unsigned depth;       /* credits per VOQ the upstream will use: 1..variant depth */
-    unsigned fanout_read; /* 1: multicast fan-out read (a Verilated variant must have it) */
+    unsigned ports;       /* 2..64 */
+    unsigned iters;       /* 1..64 */
+    unsigned latency;     /* 1..1024 */
+    unsigned depth;       /* credits per VOQ the upstream will use: 1..variant depth (64) */
+    unsigned fanout_read; /* 1: multicast fan-out read */
 } xbar_rtl_cfg;
 
 typedef struct xbar_rtl xbar_rtl;
 
-/* A new switch, held in reset for 2 cycles and released. NULL when no
- * Verilated model fits: `why` then names the field and what is allowed. */
+/* A new switch, held in reset for 2 cycles and released: a prebuilt model
+ * that fits, else this configuration Verilated on first use (a progress line
+ * on stderr; exits with status 1 if that build fails, see xbar_rtl_variant.h).
+ * NULL when a field is out of range or the build cannot run here: `why`
+ * then names the field and what is allowed, or what is missing. */
 xbar_rtl *xbar_rtl_new(const xbar_rtl_cfg *cfg, char *why, size_t n);
 void xbar_rtl_free(xbar_rtl *x);
 

@@ -9,9 +9,19 @@
  *                         model=rtl (the kernel, links, traffic and endpoints around the RTL)
  *   model_both_overhead   the same with model=both (C core + RTL in lock-step)
  *   model_tl_cycles_per_s the C core in the same component, for reference
- * Usage: rtl_bench [cycles] [bench.json] [bare]
+ *   model_rtl_overhead_floor  bare cycles/s over model_tl_cycles_per_s: the overhead the
+ *                         component would show around a core that cost nothing (its
+ *                         kernel, links, traffic and endpoints alone)
+ *   model_rtl_vs_parts    model=rtl's time per cycle over the sum of its parts measured
+ *                         alone (model=tl's component + the bare loop): above 1 is time the
+ *                         co-simulation adds beyond the component and the RTL themselves
+ *   model_rtl_variant     the Verilated variant these ran ("ports:latency:iters:fanout_read")
+ *   ports64               the same bare loop, model=tl and model=rtl at 64 ports (NVSwitch 3's
+ *                         radix; a variant Verilated on first use unless prebuilt)
+ * Usage: rtl_bench [cycles] [bench.json] [bare | component=tl|rtl|both [ports]]
  * With "bare", only the bare loop runs and nothing is written (for profiling:
- * valgrind --tool=callgrind build/bin/rtl_bench 20000 - bare). */
+ * valgrind --tool=callgrind build/bin/rtl_bench 20000 - bare); "component=..."
+ * runs one component alone, likewise. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +42,10 @@ static double clock_s(clockid_t id)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-typedef struct loop_speed { double cpu_cps, wall_cps, throughput; } loop_speed;
+typedef struct loop_speed {
+    double cpu_cps, wall_cps, throughput;
+    char variant[48]; /* ports:latency:iters:fanout_read of the model that ran */
+} loop_speed;
 
 /* The bare loop: stimulus + bridge step + credits. */
 static loop_speed run_bare(unsigned ports, unsigned iters, uint64_t cycles, sim_trace *tr)
@@ -62,7 +75,9 @@ static loop_speed run_bare(unsigned ports, unsigned iters, uint64_t cycles, sim_
         got += (uint64_t)__builtin_popcountll(out.valid);
     }
     loop_speed s = { (double)cycles / (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0), (double)cycles / (clock_s(CLOCK_MONOTONIC) - w0),
-                     (double)got / (double)cycles / ports };
+                     (double)got / (double)cycles / ports, "" };
+    const xbar_rtl_variant *v = xbar_rtl_variant_of(x);
+    snprintf(s.variant, sizeof s.variant, "%u:%u:%u:%u", v->ports, v->latency, v->iters_max, v->fanout_read);
     xbar_stim_free(&st);
     xbar_rtl_free(x);
     return s;
@@ -74,11 +89,11 @@ static void *rtl_core_new(const xbar_core_cfg *cfg, sim_trace *trace, const xbar
 }
 
 /* nvswitch_uniform's experiment with a given core: switch cycles per CPU second. */
-static double run_component(nvs_model model, uint64_t cycles, double *throughput)
+static double run_component(nvs_model model, unsigned ports, uint64_t cycles, double *throughput)
 {
     nvs_uniform_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
-    xbar_core_cfg_default(&cfg.net.sw.core, 16);
+    xbar_core_cfg_default(&cfg.net.sw.core, (int)ports);
     cfg.net.sw.core.depth = 32;
     cfg.net.sw.core.iters = 1;
     cfg.net.sw.core.fanout_read = 0;
@@ -113,6 +128,14 @@ int main(int argc, char **argv)
     const char *json = argc > 2 ? argv[2] : "reports/bench.json";
     nvswitch_register_rtl(rtl_core_new);
 
+    if (argc > 3 && strncmp(argv[3], "component=", 10) == 0) { /* profiling: one component run only */
+        double thr;
+        const char *m = argv[3] + 10;
+        nvs_model model = strcmp(m, "rtl") == 0 ? NVS_MODEL_RTL : strcmp(m, "both") == 0 ? NVS_MODEL_BOTH : NVS_MODEL_TL;
+        const unsigned ports = argc > 4 ? (unsigned)atoi(argv[4]) : 16;
+        printf("rtl_bench: component model=%s ports=%u: %.3f M cycles/s CPU\n", m, ports, run_component(model, ports, cycles, &thr) / 1e6);
+        return 0;
+    }
     loop_speed bare = run_bare(16, 1, cycles, NULL);
     printf("rtl_bench: bare loop, 16 ports, iSLIP-1, uniform load 1.0: %.3f M cycles/s CPU, %.3f M cycles/s wall "
            "(throughput %.4f)\n", bare.cpu_cps / 1e6, bare.wall_cps / 1e6, bare.throughput);
@@ -124,7 +147,7 @@ int main(int argc, char **argv)
     char fst[] = "/tmp/rtl_bench_XXXXXX.fst";
     int fd = mkstemps(fst, 4);
     sim_trace *tr = fd >= 0 ? sim_trace_open(NULL, fst) : NULL;
-    loop_speed traced = { 0, 0, 0 };
+    loop_speed traced = { 0, 0, 0, "" };
     if (tr) traced = run_bare(16, 1, tcycles, tr);
     sim_trace_close(tr);
     if (fd >= 0) remove(fst);
@@ -132,13 +155,26 @@ int main(int argc, char **argv)
 
     uint64_t ccycles = cycles / 5 ? cycles / 5 : 1;
     double thr_tl, thr_rtl, thr_both;
-    double cps_tl = run_component(NVS_MODEL_TL, ccycles, &thr_tl);
-    double cps_rtl = run_component(NVS_MODEL_RTL, ccycles, &thr_rtl);
-    double cps_both = run_component(NVS_MODEL_BOTH, ccycles, &thr_both);
+    double cps_tl = run_component(NVS_MODEL_TL, 16, ccycles, &thr_tl);
+    double cps_rtl = run_component(NVS_MODEL_RTL, 16, ccycles, &thr_rtl);
+    double cps_both = run_component(NVS_MODEL_BOTH, 16, ccycles, &thr_both);
     printf("rtl_bench: nvswitch_uniform component (16 ports, load 1.0): tl %.3f, rtl %.3f, both %.3f M cycles/s CPU; "
            "throughput tl %.4f rtl %.4f both %.4f\n", cps_tl / 1e6, cps_rtl / 1e6, cps_both / 1e6, thr_tl, thr_rtl, thr_both);
-    printf("rtl_bench: overhead vs the bare Verilated loop: model=rtl %.2fx, model=both %.2fx\n", bare.cpu_cps / cps_rtl,
-           bare.cpu_cps / cps_both);
+    printf("rtl_bench: overhead vs the bare Verilated loop (variant %s): model=rtl %.2fx, model=both %.2fx; "
+           "floor (model=tl) %.2fx; model=rtl over its parts %.2f\n", bare.variant, bare.cpu_cps / cps_rtl, bare.cpu_cps / cps_both,
+           bare.cpu_cps / cps_tl, (1 / cps_rtl) / (1 / cps_tl + 1 / bare.cpu_cps));
+
+    /* 64 ports: the RTL's share grows with N^2 (allocator, crossbar), the
+     * component's with N. The first run Verilates the variant (not timed). */
+    const uint64_t c64 = cycles / 20 ? cycles / 20 : 1;
+    loop_speed bare64 = run_bare(64, 1, c64, NULL);
+    double thr64_tl, thr64_rtl;
+    double cps64_tl = run_component(NVS_MODEL_TL, 64, c64, &thr64_tl);
+    double cps64_rtl = run_component(NVS_MODEL_RTL, 64, c64, &thr64_rtl);
+    printf("rtl_bench: 64 ports (variant %s): bare %.4f, component tl %.4f, rtl %.4f M cycles/s CPU; "
+           "model=rtl overhead %.2fx, floor %.2fx, over its parts %.2f; throughput tl %.4f rtl %.4f\n", bare64.variant,
+           bare64.cpu_cps / 1e6, cps64_tl / 1e6, cps64_rtl / 1e6, bare64.cpu_cps / cps64_rtl, bare64.cpu_cps / cps64_tl,
+           (1 / cps64_rtl) / (1 / cps64_tl + 1 / bare64.cpu_cps), thr64_tl, thr64_rtl);
 
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "ports", 16);
@@ -152,6 +188,18 @@ int main(int argc, char **argv)
     cJSON_AddNumberToObject(o, "model_both_cycles_per_s", cps_both);
     cJSON_AddNumberToObject(o, "model_rtl_overhead", bare.cpu_cps / cps_rtl);
     cJSON_AddNumberToObject(o, "model_both_overhead", bare.cpu_cps / cps_both);
+    cJSON_AddNumberToObject(o, "model_rtl_overhead_floor", bare.cpu_cps / cps_tl);
+    cJSON_AddNumberToObject(o, "model_rtl_vs_parts", (1 / cps_rtl) / (1 / cps_tl + 1 / bare.cpu_cps));
+    cJSON_AddStringToObject(o, "model_rtl_variant", bare.variant);
+    cJSON *o64 = cJSON_AddObjectToObject(o, "ports64");
+    cJSON_AddNumberToObject(o64, "cycles", (double)c64);
+    cJSON_AddStringToObject(o64, "model_rtl_variant", bare64.variant);
+    cJSON_AddNumberToObject(o64, "cycles_per_s", bare64.cpu_cps);
+    cJSON_AddNumberToObject(o64, "model_tl_cycles_per_s", cps64_tl);
+    cJSON_AddNumberToObject(o64, "model_rtl_cycles_per_s", cps64_rtl);
+    cJSON_AddNumberToObject(o64, "model_rtl_overhead", bare64.cpu_cps / cps64_rtl);
+    cJSON_AddNumberToObject(o64, "model_rtl_overhead_floor", bare64.cpu_cps / cps64_tl);
+    cJSON_AddNumberToObject(o64, "model_rtl_vs_parts", (1 / cps64_rtl) / (1 / cps64_tl + 1 / bare64.cpu_cps));
     cJSON_AddNumberToObject(o, "target_cycles_per_s", 1e6);
     if (sim_bench_write(json, "rtl_switch", o) != 0) return 1;
     return 0;

@@ -20,7 +20,7 @@
 static const sim_param_def equiv_params[] = {
     SIM_PARAM_INT("configs", "12", "", 1, 100000, "randomised configurations"),
     SIM_PARAM_INT("cycles", "4000", "cycles", 10, 1e9, "cycles per configuration (then a drain)"),
-    SIM_PARAM_INT("ports", "0", "", 0, 64, "0 = random among the Verilated sizes; else one of them"),
+    SIM_PARAM_INT("ports", "0", "", 0, 64, "0 = random among the prebuilt Verilated sizes; else 2..64 (Verilated on first use if not prebuilt)"),
     SIM_PARAM_INT("depth", "0", "flits", 0, 64, "credits per VOQ; 0 = random 1..32"),
     SIM_PARAM_INT("iters", "0", "", 0, 4, "iSLIP iterations; 0 = random 1..4"),
     SIM_PARAM_DOUBLE("load", "-1", "flits/cycle", -1, 1, "offered load per input; -1 = random 0.05..1"),
@@ -229,12 +229,16 @@ static void equiv_run(sim_test_ctx *cx)
     const unsigned n_cfg = (unsigned)sim_param_int(p, "configs");
     const uint64_t cycles = (uint64_t)sim_param_int(p, "cycles");
     const xbar_rtl_variant *vars;
-    const size_t nv = xbar_rtl_variants(&vars);
+    size_t nv = xbar_rtl_variants(&vars);
     const unsigned fixed_ports = (unsigned)sim_param_int(p, "ports");
-    if (fixed_ports) {
-        bool ok = false;
-        for (size_t i = 0; i < nv; i++) ok |= vars[i].ports == fixed_ports;
-        if (!ok) sim_input_error("xbar_equiv: ports=%u has no Verilated RTL; allowed: 0 (random) or %s", fixed_ports, xbar_rtl_ports_list());
+    if (fixed_ports == 1) sim_input_error("xbar_equiv: ports=1: allowed 0 (random among the prebuilt sizes) or 2..64");
+    bool prebuilt = false;
+    for (size_t i = 0; i < nv; i++) prebuilt |= vars[i].ports == fixed_ports;
+    /* A size nothing prebuilds: its latency-1 variants, Verilated on first use. */
+    const xbar_rtl_variant built[2] = { { fixed_ports, 1, 64, 4, 64, 0 }, { fixed_ports, 1, 64, 4, 64, 1 } };
+    if (fixed_ports && !prebuilt) {
+        vars = built;
+        nv = 2;
     }
     const unsigned depth_p = (unsigned)sim_param_int(p, "depth"), iters_p = (unsigned)sim_param_int(p, "iters");
     const double load_p = sim_param_double(p, "load"), mcast_p = sim_param_double(p, "mcast");

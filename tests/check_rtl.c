@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim/sim.h"
 #include "xbar_rtl.h"
+#include "xbar_rtl_variant.h"
 #include "xbar_stim.h"
 
 static const xbar_rtl_variant *variant(int k)
@@ -50,27 +52,24 @@ static const xbar_in k_idle;
 START_TEST(test_bad_config)
 {
     char why[256];
-    xbar_rtl_cfg c = { .ports = 7, .iters = 1, .latency = 1, .depth = 4 };
+    xbar_rtl_cfg c = { .ports = 65, .iters = 1, .latency = 1, .depth = 4 };
     ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
-    ck_assert_msg(strstr(why, "ports=7") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "ports=65") && strstr(why, "2..64"), "%s", why);
+    c.ports = 1;
+    ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
+    ck_assert_msg(strstr(why, "ports=1") != NULL, "%s", why);
     c.ports = 4;
-    c.latency = 9;
+    c.latency = 0;
     ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
-    ck_assert_msg(strstr(why, "latency=9") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "latency=0") && strstr(why, "1..1024"), "%s", why);
     c.latency = 1;
     c.iters = 0;
     ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
     ck_assert_msg(strstr(why, "iters=0") != NULL, "%s", why);
     c.iters = 1;
-    c.fanout_read = 1;
-    c.ports = 5;
-    ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
-    ck_assert_msg(strstr(why, "fanout_read=1") != NULL, "%s", why);
-    c.fanout_read = 0;
-    c.ports = 4;
     c.depth = 1000;
     ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
-    ck_assert_msg(strstr(why, "depth=1000") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "depth=1000") && strstr(why, "1..64"), "%s", why);
 }
 END_TEST
 
@@ -367,6 +366,119 @@ START_TEST(test_trace_writes_fst)
 }
 END_TEST
 
+/* ---- variants Verilated on first use (rtl/xbar_rtl_build.c) ---- */
+
+/* The cache key follows every parameter and is stable. */
+START_TEST(test_variant_key)
+{
+    xbar_rtl_variant a = { 7, 1, 64, 4, 64, 1 }, b = a;
+    char ka[256], kb[256];
+    ck_assert_int_eq(xbar_rtl_variant_key(&a, ka, sizeof ka), 0);
+    ck_assert_int_eq(xbar_rtl_variant_key(&b, kb, sizeof kb), 0);
+    ck_assert_str_eq(ka, kb);
+    ck_assert_msg(strncmp(ka, "Vxbar_p7_l1_i4_f1-", 18) == 0 && strlen(ka) == 18 + 16, "%s", ka);
+    unsigned *field[] = { &b.ports, &b.latency, &b.iters_max, &b.fanout_read };
+    for (unsigned f = 0; f < 4; f++) {
+        b = a;
+        *field[f] ^= f == 3 ? 1 : 2;
+        ck_assert_int_eq(xbar_rtl_variant_key(&b, kb, sizeof kb), 0);
+        ck_assert_msg(strcmp(strchr(ka, '-'), strchr(kb, '-')) != 0, "field %u: same hash %s", f, kb);
+    }
+}
+END_TEST
+
+/* With building off and an empty cache, a variant that is not prebuilt is
+ * refused with the reason and the prebuilt list, each variant once. */
+START_TEST(test_variant_not_built_refused)
+{
+    char dir[] = "/tmp/check_rtl_cache_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    setenv("LINKSTACK_RTL_VARIANT_DIR", dir, 1);
+    setenv("LINKSTACK_RTL_BUILD", "0", 1);
+    char why[512];
+    xbar_rtl_cfg c = { .ports = 3, .iters = 3, .latency = 7, .depth = 4 };
+    ck_assert_ptr_null(xbar_rtl_new(&c, why, sizeof why));
+    ck_assert_msg(strstr(why, "ports=3 latency=7 iters=4 fanout_read=0") && strstr(why, "LINKSTACK_RTL_BUILD=0") &&
+                      strstr(why, "prebuilt ports:latency:iters:fanout_read:"),
+                  "%s", why);
+    const xbar_rtl_variant *list;
+    const size_t nv = xbar_rtl_variants(&list);
+    for (size_t i = 0; i < nv; i++) {
+        char tup[64];
+        snprintf(tup, sizeof tup, " %u:%u:%u:%u", list[i].ports, list[i].latency, list[i].iters_max, list[i].fanout_read);
+        const char *hit = strstr(why, tup);
+        ck_assert_msg(hit != NULL, "%s missing from: %s", tup, why);
+    }
+    unsetenv("LINKSTACK_RTL_BUILD");
+    unsetenv("LINKSTACK_RTL_VARIANT_DIR");
+    rmdir(dir);
+}
+END_TEST
+
+/* simrun nvswitch_uniform with model=both on a variant nothing prebuilds,
+ * stderr to `err`, the cache in `dir`: the lock-step comparison with the C
+ * core is the check that the runtime-built RTL is the RTL. */
+static pid_t spawn_both(const char *dir, const char *err, const char *out)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid) return pid;
+    if (!freopen(err, "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(90);
+    setenv("LINKSTACK_RTL_VARIANT_DIR", dir, 1);
+    execl(LINKSTACK_SIMRUN, LINKSTACK_SIMRUN, "--quiet", "--out", out, "nvswitch_uniform", "model=both", "ports=3",
+          "pipeline_cycles=2", "cycles=3000", "warmup=300", "load=0.9", "trace=0", (char *)NULL);
+    _exit(91);
+}
+
+static bool file_has(const char *path, const char *what)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[1024];
+    bool hit = false;
+    while (!hit && fgets(line, sizeof line, f)) hit = strstr(line, what) != NULL;
+    fclose(f);
+    return hit;
+}
+
+/* Two first uses at once build the variant once (one waits on the lock),
+ * both run it, and a later use takes it from the cache without building. */
+START_TEST(test_variant_built_once_on_first_use)
+{
+    char dir[] = "/tmp/check_rtl_cache_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char err[3][4200], out[4200];
+    for (int k = 0; k < 3; k++) snprintf(err[k], sizeof err[k], "%s/stderr%d", dir, k);
+    snprintf(out, sizeof out, "%s/out", dir);
+    pid_t a = spawn_both(dir, err[0], out), b = spawn_both(dir, err[1], out);
+    int sa, sb;
+    ck_assert_int_eq(waitpid(a, &sa, 0), a);
+    ck_assert_int_eq(waitpid(b, &sb, 0), b);
+    const char *line = "verilating xbar variant ports=3 latency=2 iters=4 fanout_read=1 (first use";
+    ck_assert_msg(WIFEXITED(sa) && WEXITSTATUS(sa) == 0, "first user: status %d (%s)", sa, err[0]);
+    ck_assert_msg(WIFEXITED(sb) && WEXITSTATUS(sb) == 0, "second user: status %d (%s)", sb, err[1]);
+    /* without the lock both would build (each takes seconds, they overlap) */
+    ck_assert_msg(file_has(err[0], line) != file_has(err[1], line), "exactly one of the two builds");
+    pid_t c = spawn_both(dir, err[2], out);
+    int sc;
+    ck_assert_int_eq(waitpid(c, &sc, 0), c);
+    ck_assert_msg(WIFEXITED(sc) && WEXITSTATUS(sc) == 0, "third user: status %d", sc);
+    ck_assert_msg(!file_has(err[2], "verilating"), "the third use rebuilt the variant");
+    /* the cache holds the object and the build's log; no temporary tree is left */
+    xbar_rtl_variant v = { 3, 2, 64, 4, 64, 1 };   /* iters=1 asked, 4 built */
+    char stem[256], path[4400];
+    ck_assert_int_eq(xbar_rtl_variant_key(&v, stem, sizeof stem), 0);
+    const char *hash = strchr(stem, '-') + 1;
+    snprintf(path, sizeof path, "%s/%.*s/%s.so", dir, (int)(hash - 1 - stem), stem, hash);
+    ck_assert_msg(access(path, R_OK) == 0, "%s", path);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name 'tmp-*')\"", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rtl");
@@ -383,6 +495,12 @@ int main(void)
     tcase_add_loop_test(tc, test_uniform_saturation_throughput, 0, 2);
     tcase_add_test(tc, test_trace_writes_fst);
     suite_add_tcase(s, tc);
+    TCase *rt = tcase_create("runtime_variants");
+    tcase_set_timeout(rt, 900);   /* one Verilation: ~25 s of CPU, minutes on a loaded machine */
+    tcase_add_test(rt, test_variant_key);
+    tcase_add_test(rt, test_variant_not_built_refused);
+    tcase_add_test(rt, test_variant_built_once_on_first_use);
+    suite_add_tcase(s, rt);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
