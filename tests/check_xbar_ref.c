@@ -203,11 +203,13 @@ static rt_cfg rt_random_cfg(sim_rng *g)
     xbar_core_cfg_default(&c.core, n);
     c.core.queue = sim_rng_below(g, 4) == 0 ? XBAR_QUEUE_FIFO : XBAR_QUEUE_VOQ;
     c.core.alloc = (xbar_alloc_kind)sim_rng_below(g, 4);
-    c.core.iters = c.core.alloc == XBAR_ALLOC_WAVEFRONT ? 1 : 1 + (int)sim_rng_below(g, 4);
+    c.core.iters = c.core.alloc == XBAR_ALLOC_WAVEFRONT ? 1 : 1 + (int)sim_rng_below(g, sim_rng_below(g, 10) ? 4 : (uint64_t)n);
+    if (c.core.alloc == XBAR_ALLOC_ISLIP && sim_rng_below(g, 8) == 0) c.inject_fast = c.inject_ref = XBAR_INJECT_RRM; /* the same wrong rule in both */
     c.core.depth = sim_rng_below(g, 5) == 0 ? 0 : 1 + (int)sim_rng_below(g, 16);
     c.core.shared = c.core.queue == XBAR_QUEUE_VOQ && sim_rng_below(g, 4) == 0;
     if (c.core.shared && c.core.depth) c.core.depth = n + (int)sim_rng_below(g, 2 * (uint64_t)n); /* a broadcast fits */
     c.core.latency = sim_rng_below(g, 8) == 0 ? 5 + (int)sim_rng_below(g, 40) : 1 + (int)sim_rng_below(g, 3);
+    if (sim_rng_below(g, 50) == 0) c.core.latency = 1024; /* the longest pipeline allowed */
     c.core.fanout_read = (int)sim_rng_below(g, 2);
     c.core.seed = sim_rng_u64(g);
     c.load = 0.02 + 0.98 * sim_rng_double(g);
