@@ -323,6 +323,55 @@ START_TEST(multicast_bookkeeping)
 }
 END_TEST
 
+/* Fan-out splitting: input 1 sends a multicast flit to outputs 1 and 2
+ * every cycle while input 0 sends unicast to output 2 every cycle, so output
+ * 2 is shared and its copies fall behind. The copies to output 1 must still
+ * leave one per cycle, in order, without a gap (each copy leaves as its
+ * output frees, whichever flit the input's match reads), while output 2
+ * serves both inputs at its full rate; every slot comes back. */
+START_TEST(multicast_copies_split)
+{
+    const int L = 1, flits = 24;
+    xbar_core *c = core_make(3, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 0, L, 1, XBAR_INJECT_NONE);
+    xbar_in in;
+    xbar_out out;
+    memset(&in, 0, sizeof in);
+    uint64_t next1 = 100, next2_from1 = 100, next2_from0 = 0;
+    int first1 = -1, last1 = -1, got1 = 0, got2 = 0, busy2 = 0, freed = 0;
+    for (int t = 0; t < 4 * flits; t++) {
+        in.valid = t < flits ? 3 : 0;
+        in.in[0].data = (uint64_t)t;
+        in.in[0].dest_mask = 1u << 2;
+        in.in[1].data = 100 + (uint64_t)t;
+        in.in[1].dest_mask = (1u << 1) | (1u << 2);
+        xbar_core_step(c, &in, &out);
+        if (out.valid >> 1 & 1) {
+            ck_assert_int_eq(out.out_src[1], 1);
+            ck_assert_uint_eq(out.out_data[1], next1++);
+            if (first1 < 0) first1 = t;
+            last1 = t;
+            got1++;
+        }
+        if (out.valid >> 2 & 1) {
+            if (out.out_src[2] == 1) ck_assert_uint_eq(out.out_data[2], next2_from1++);
+            else ck_assert_uint_eq(out.out_data[2], next2_from0++);
+            got2++;
+            busy2 += t < 2 * flits + L + 1;
+        }
+        freed += __builtin_popcountll(out.credit);
+        for (int i = 0; i < 3; i++) freed += __builtin_popcountll(out.credit_extra[i]);
+    }
+    ck_assert_int_eq(got1, flits);
+    ck_assert_int_eq(first1, 1 + L);
+    ck_assert_msg(last1 - first1 == flits - 1, "copies to output 1 took %d cycles for %d flits", last1 - first1 + 1, flits);
+    ck_assert_int_eq(got2, 2 * flits);
+    ck_assert_int_eq(busy2, 2 * flits); /* output 2 never idle while it had work: 2*flits copies in 2*flits cycles */
+    ck_assert_int_eq(freed, 3 * flits);
+    ck_assert_uint_eq(xbar_core_backlog(c), 0);
+    xbar_core_free(c);
+}
+END_TEST
+
 /* Random uni- and multicast traffic from credit-respecting upstreams into
  * every configuration: every copy arrives exactly once, in order per
  * (source, destination), and every credit comes back. Packets of pkt_len
@@ -792,6 +841,7 @@ int main(void)
     tcase_add_test(tc, rr_separable_pointers);
     tcase_add_test(tc, core_timing);
     tcase_add_test(tc, multicast_bookkeeping);
+    tcase_add_test(tc, multicast_copies_split);
     tcase_add_test(tc, conservation_all_configs);
     tcase_add_test(tc, runs_equal_flit_by_flit);
     tcase_add_test(tc, watch_and_run_last);

@@ -21,6 +21,14 @@ double nvs_karol_saturation(int n)
     return 2.0 - sqrt(2.0);
 }
 
+double nvs_fanout_ideal_speedup(int ports, int fanout, double background)
+{
+    const double left = 1.0 - background * (ports - 1) / ports; /* of each destination output's cycle */
+    if (left <= 0 || fanout < 1) return 0;
+    const double mc = left < 1 ? left : 1, uc = left < 1.0 / fanout ? left : 1.0 / fanout;
+    return mc / uc;
+}
+
 static double wall_now(void)
 {
     struct timespec ts;

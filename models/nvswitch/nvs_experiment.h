@@ -87,6 +87,17 @@ int nvs_run_fanout(sim_kernel *k, const nvs_fanout_cfg *cfg, nvs_fanout_result *
 /* The clock period for a port rate: one flit per cycle. */
 sim_time_ps nvs_period_ps(int flit_bytes, double port_GBps);
 
+/* The multicast speed-up the offered load allows for nvs_run_fanout (rules,
+ * "Multicast fan-out read"), computed from the configuration alone: the
+ * source link carries one flit per cycle; each of the ports-1 background
+ * sources offers `background` flits per cycle spread uniformly over all
+ * `ports` outputs, so a destination output has b = background*(ports-1)/ports
+ * of its cycle taken and 1-b left for the message. Multicast sends each
+ * message flit once at min(1, 1-b) per cycle; unicast copies share the source
+ * link, min(1/fanout, 1-b) per destination. Returns the ratio of the two
+ * rates, 0 when the outputs have nothing left (b >= 1). */
+double nvs_fanout_ideal_speedup(int ports, int fanout, double background);
+
 /* Karol, Hluchyj & Morgan 1987, Table I: saturation throughput of FIFO input
  * queueing under uniform traffic, N = 1..8, and 2 - sqrt(2) beyond. */
 double nvs_karol_saturation(int n);

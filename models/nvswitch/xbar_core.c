@@ -74,6 +74,10 @@ struct xbar_core {
                                        * shared=1, the one rule that reads it */
     uint64_t seq[XBAR_MAX_PORTS];     /* presentations per input */
     uint8_t fan_ptr[XBAR_MAX_PORTS];  /* f[j], the fan-out read pointer */
+    /* VOQ: multicast copies held per input, and the inputs holding any (the
+     * only ones a fan-out read can take from). */
+    uint32_t mc_held[XBAR_MAX_PORTS];
+    uint64_t mc_inputs;
     /* Per input, the VOQ its last presentation went to by the unicast fast
      * path (NULL after any other presentation), that flit's data + 1 and its
      * run: a flit continuing it extends the run without finding it. Only
@@ -315,10 +319,12 @@ static inline void drive(xpipe *slot, int i, int j, uint64_t data)
     slot->src[j] = (uint8_t)i;
 }
 
-/* Multicast fan-out read (rules, "Multicast fan-out read"): outputs left
- * unmatched join a matched input that is sending a copy of the flit at the
- * head of their queue. popseq[i]: the tag of the copy input i popped. */
-static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_t mc_in, const uint64_t *popseq)
+/* Multicast fan-out read (rules, "Multicast fan-out read"): every output
+ * left unmatched takes a multicast copy waiting for it. VOQ: from any input
+ * in mc_in (those holding multicast copies) whose VOQ for it has a multicast
+ * copy at its head: fan-out splitting, each copy leaves as its output frees.
+ * FIFO: from a matched input in mc_in, whose head flit still has it to serve. */
+static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_t mc_in)
 {
     const int n = c->n;
     const int voq = c->cfg.queue == XBAR_QUEUE_VOQ;
@@ -329,7 +335,7 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
         if (voq) {
             for (uint64_t m = cand; m; m &= m - 1) {
                 int i = __builtin_ctzll(m);
-                if (vq_head(voq_at(c, i, j))->aux == popseq[i]) ok |= 1ULL << i;
+                if (vq_head(voq_at(c, i, j))->aux & 1) ok |= 1ULL << i;
             }
         } else {
             ok = cand; /* a matched FIFO input sends its head, the only flit it requests for */
@@ -347,6 +353,7 @@ static void fanout_read(xbar_core *c, xpipe *slot, uint64_t matched_out, uint64_
                 c->cr_fired_extra_any = true;
             }
             c->occ[i] -= (uint32_t)c->cfg.shared;
+            c->mc_held[i]--;
             c->backlog--;
             c->cr_extra[i] |= 1ULL << j;
             c->cr_extra_any = 1;
@@ -387,6 +394,10 @@ static __attribute__((noinline)) void voq_write(xbar_core *c, int i, uint64_t dm
         vq_push(q, data, s);
     }
     if (c->cfg.shared) c->occ[i] += copies;
+    if (s & 1) {
+        c->mc_held[i] += copies;
+        c->mc_inputs |= 1ULL << i;
+    }
     c->backlog += copies;
 }
 
@@ -493,8 +504,7 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
 {
     const int8_t *in_match = c->in_match;
     const uint32_t shared = (uint32_t)c->cfg.shared;
-    uint64_t mc_in = 0, last = 0, fired = 0;
-    uint64_t popseq[XBAR_MAX_PORTS];
+    uint64_t last = 0, fired = 0;
     /* The matched VOQs are all over the switch, often out of cache: ask for
      * all of them first so the misses overlap (and keep where they are, in
      * matched-input order, for the transfer below). */
@@ -518,10 +528,7 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
         const int j = in_match[i];
         vq *q = mq[nm++];
         const vq_run *e = vq_head(q);
-        if (e->aux & 1) { /* a multicast copy: others of it may join below */
-            popseq[i] = e->aux;
-            mc_in |= 1ULL << i;
-        }
+        c->mc_held[i] -= (uint32_t)(e->aux & 1); /* a multicast copy */
         slot->data[j] = e->data;
         last |= vq_pop(q, &c->push_run[i]) << j;
         if (__builtin_expect(--q->watch == 0, 0)) fired |= 1ULL << i;
@@ -537,7 +544,11 @@ static void voq_transfer_and_write(xbar_core *c, const xbar_in *in, xbar_out *ou
     c->cr |= matched_in;
     c->cr_fired = fired;
     c->backlog -= (uint64_t)__builtin_popcountll(matched_in);
-    if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
+    if (c->cfg.fanout_read && c->mc_inputs) { /* inputs whose last copy left no longer count */
+        for (uint64_t m = c->mc_inputs; m; m &= m - 1)
+            if (!c->mc_held[__builtin_ctzll(m)]) c->mc_inputs &= ~(m & -m);
+        if (c->mc_inputs) fanout_read(c, slot, matched_out, c->mc_inputs);
+    }
     /* Step 4: writes of the flits presented in this cycle (visible from t+1). */
     const uint64_t not_one_of_all = ~c->all; /* with dm - 1: bits that make dm not a single output */
     const uint32_t full = c->voq_limit ? c->voq_limit : UINT32_MAX;
@@ -621,7 +632,6 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
     c->last_matches = xbar_alloc_run(c->alloc, c->req_in, c->req_out, in_match, out_match);
     c->last_fanout = 0;
     uint64_t mc_in = 0;
-    uint64_t popseq[XBAR_MAX_PORTS];
     const uint64_t matched_in = matched_mask(in_match, c->all), matched_out = matched_mask(out_match, c->all);
     if (voq) {
         voq_transfer_and_write(c, in, out, slot, in_valid, matched_in, matched_out);
@@ -642,7 +652,7 @@ void xbar_core_step(xbar_core *c, const xbar_in *in, xbar_out *out)
         c->req_out[j] &= ~(1ULL << i);
         if (e->aux) mc_in |= 1ULL << i;
     }
-    if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in, popseq);
+    if (c->cfg.fanout_read && mc_in) fanout_read(c, slot, matched_out, mc_in);
 
     /* FIFO: a head leaves (one credit) when its last destination is served. */
     for (uint64_t m = matched_in; m; m &= m - 1) {
