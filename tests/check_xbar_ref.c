@@ -136,6 +136,46 @@ START_TEST(ref_multicast_fanout_read)
 }
 END_TEST
 
+/* Fan-out splitting: a copy left behind by a busy output leaves as soon as
+ * its output is free, whatever the input's match reads. 3 ports, iSLIP-1.
+ * Cycle 0: input 0 presents U0a to output 1. Cycle 1: (0,1) matched (g[1]=1,
+ * a[0]=2); input 0 presents M to {1,2}, input 1 presents U1 to 1. Cycle 2:
+ * output 1 grants input 1 (g[1]=1), output 2 grants input 0, both accepted
+ * (a[0]=0, g[1]=2); input 0 presents U0b to output 0. Cycle 3: outputs 0 and
+ * 1 grant input 0, which accepts output 0 (a[0]=0) and reads U0b; output 1
+ * is left unmatched and takes M's copy from VOQ (0,1): input 0 drives two
+ * different flits in cycle 4, the copy's slot returned in credit_extra. */
+START_TEST(ref_fanout_splitting)
+{
+    xbar_ref *r = ref_make(3, XBAR_QUEUE_VOQ, 4, 1, 1);
+    xbar_in in;
+    xbar_out out;
+    memset(&in, 0, sizeof in);
+    const struct { uint64_t valid, dm0, dm1; } pres[3] = { { 1, 2, 0 }, { 3, 6, 2 }, { 1, 1, 0 } };
+    const uint64_t want_valid[6] = { 0, 0, 2, 6, 3, 0 };
+    const uint64_t want_data[6][3] = { { 0 }, { 0 }, { 0, 10, 0 }, { 0, 20, 11 }, { 12, 11, 0 }, { 0 } };
+    const uint64_t want_credit[6] = { 0, 0, 1, 3, 1, 0 };
+    for (int t = 0; t < 6; t++) {
+        in.valid = t < 3 ? pres[t].valid : 0;
+        in.in[0].data = 10 + (uint64_t)t; /* U0a = 10, M = 11, U0b = 12 */
+        in.in[0].dest_mask = t < 3 ? pres[t].dm0 : 0;
+        in.in[1].data = 20;
+        in.in[1].dest_mask = t < 3 ? pres[t].dm1 : 0;
+        xbar_ref_step(r, &in, &out);
+        REQUIRE(out.valid == want_valid[t], "cycle %d: valid %#llx, want %#llx", t, (unsigned long long)out.valid,
+                (unsigned long long)want_valid[t]);
+        for (int j = 0; j < 3; j++)
+            if (out.valid >> j & 1) REQUIRE(out.out_data[j] == want_data[t][j], "cycle %d output %d: data %llu", t, j, (unsigned long long)out.out_data[j]);
+        REQUIRE(out.credit == want_credit[t], "cycle %d: credit %#llx", t, (unsigned long long)out.credit);
+        REQUIRE(out.credit_extra[0] == (t == 4 ? 2u : 0u), "cycle %d: credit_extra %#llx", t, (unsigned long long)out.credit_extra[0]);
+        if (t == 3) REQUIRE(xbar_ref_last_fanout(r) == 1 && xbar_ref_last_matches(r) == 1, "cycle 3: one match, one fan-out read");
+    }
+    REQUIRE(out.out_src[1] == 0, "the split copy comes from input 0");
+    ck_assert_uint_eq(xbar_ref_backlog(r), 0);
+    xbar_ref_free(r);
+}
+END_TEST
+
 /* Inputs 0 and 1 both send to output 0 in cycle 0 (depth 1): output 0
  * grants input 0 in cycle 1, so VOQ (1,0) is still full when input 1
  * presents again in cycle 1, ignoring its credit: the core aborts. */
@@ -572,6 +612,7 @@ int main(void)
     tcase_add_test(tc, ref_reset_ramp);
     tcase_add_test(tc, ref_zero_load_timing);
     tcase_add_test(tc, ref_multicast_fanout_read);
+    tcase_add_test(tc, ref_fanout_splitting);
     tcase_add_test_raise_signal(tc, ref_overflow_aborts, SIGABRT);
     tcase_add_test(tc, ref_bad_config_rejected);
     tcase_add_test(tc, random_fast_equals_ref);

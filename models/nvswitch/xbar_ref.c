@@ -15,7 +15,7 @@
 /* One buffered flit copy (VOQ) or flit (FIFO). */
 typedef struct ref_cell {
     uint64_t data;
-    uint64_t presentation; /* which flit of its input it is (0, 1, ...): copies of one flit share it */
+    bool multicast;        /* a copy of a flit presented to more than one output */
     uint64_t to_serve;     /* FIFO: outputs still to receive a copy; VOQ: unused */
 } ref_cell;
 
@@ -36,7 +36,6 @@ struct xbar_ref {
     xbar_core_cfg cfg;
     int n;
     ref_queue *queue;                   /* VOQ (i, j) at i * n + j; FIFO: input i at i */
-    uint64_t presented[XBAR_MAX_PORTS]; /* flits presented so far, per input */
     /* allocator state */
     int grant_ptr[XBAR_MAX_PORTS];      /* islip g[j]; rr output pointers */
     int accept_ptr[XBAR_MAX_PORTS];     /* islip a[i]; rr input pointers */
@@ -266,12 +265,12 @@ static void write_flit(xbar_ref *r, int i, const xbar_flit *f)
     const int n = r->n;
     const uint64_t dm = f->dest_mask;
     if (dm == 0 || (n < 64 && (dm >> n) != 0)) ref_fatal(r, "flit with an empty or out-of-range destination mask", i, -1);
-    const uint64_t presentation = r->presented[i]++;
+    const bool multicast = (dm & (dm - 1)) != 0;
     const uint32_t depth = (uint32_t)r->cfg.depth; /* 0: unbounded */
     if (r->cfg.queue == XBAR_QUEUE_FIFO) {
         ref_queue *q = &r->queue[i];
         if (depth && q->len >= depth) ref_fatal(r, "input FIFO overflow (upstream ignored credits)", i, 0);
-        queue_push(q, (ref_cell){ f->data, presentation, dm });
+        queue_push(q, (ref_cell){ f->data, multicast, dm });
         return;
     }
     if (r->cfg.shared && depth) {
@@ -286,7 +285,7 @@ static void write_flit(xbar_ref *r, int i, const xbar_flit *f)
         if (!(dm >> j & 1)) continue;
         ref_queue *q = voq(r, i, j);
         if (depth && !r->cfg.shared && q->len >= depth) ref_fatal(r, "VOQ overflow (upstream ignored credits)", i, j);
-        queue_push(q, (ref_cell){ f->data, presentation, 0 });
+        queue_push(q, (ref_cell){ f->data, multicast, 0 });
     }
 }
 
@@ -340,7 +339,6 @@ void xbar_ref_step(xbar_ref *r, const xbar_in *in, xbar_out *out)
     r->last_fanout = 0;
 
     /* Step 3: every matched pair transfers the head flit of its queue. */
-    uint64_t read_presentation[XBAR_MAX_PORTS]; /* of the flit input i read, if matched */
     for (int i = 0; i < n; i++) {
         const int j = in_match[i];
         if (j < 0) continue;
@@ -357,23 +355,23 @@ void xbar_ref_step(xbar_ref *r, const xbar_in *in, xbar_out *out)
             r->credit[i] = true;
             r->credit_queue[i] = j;
         }
-        read_presentation[i] = c.presentation;
         drive_copy(d, i, j, c.data);
     }
 
-    /* Multicast fan-out read: an output left unmatched joins the first
-     * matched input, at or after f[j], whose queue for it holds at its head
-     * a copy of the very flit that input just read. */
+    /* Multicast fan-out read: an output left unmatched takes a multicast
+     * copy waiting for it, from the first input at or after f[j] that has
+     * one. VOQ (fan-out splitting): any input whose VOQ for it has a
+     * multicast copy at its head, matched or not. FIFO: a matched input
+     * whose head flit (the one it sends) still has the output to serve. */
     for (int j = 0; r->cfg.fanout_read && j < n; j++) {
         if (out_match[j] >= 0) continue;
         for (int k = 0; k < n; k++) {
             const int i = (r->fan_ptr[j] + k) % n;
-            if (in_match[i] < 0) continue;
             ref_queue *q = fifo ? &r->queue[i] : voq(r, i, j);
             if (q->len == 0) continue;
             ref_cell *head = queue_head(q);
-            bool same_flit = fifo ? (head->to_serve >> j & 1) != 0 : head->presentation == read_presentation[i];
-            if (!same_flit) continue;
+            bool waiting = fifo ? in_match[i] >= 0 && (head->to_serve >> j & 1) : head->multicast;
+            if (!waiting) continue;
             if (fifo) {
                 head->to_serve &= ~(1ULL << j);
                 drive_copy(d, i, j, head->data);
