@@ -1,16 +1,16 @@
 `timescale 1ns/1ps
 // Multicast fan-out read (docs/crossbar-cycle-rules.md, "Multicast fan-out
 // read"; only built with FANOUT_READ=1): after allocation, every output left
-// unmatched joins the first input, at or after its fan-out pointer f[j],
-// whose matched transfer is a copy of the same presented flit as the head of
-// that input's VOQ for j. f[j] = i+1 on a join (one-hot, reset 0). The
-// allocator's pointers are not touched.
+// unmatched takes from the first input, at or after its fan-out pointer f[j],
+// whose VOQ for j has a multicast copy at its head (fan-out splitting: matched
+// or not, whatever the input's match pops). f[j] = i+1 on a join (one-hot,
+// reset 0). The allocator's pointers are not touched.
 module xbar_fanout_join #(
     parameter int N = 4
 ) (
     input  logic           clk_i,
     input  logic           rst_ni,
-    input  logic [N*N-1:0] sibling_i,    // row i, bit j: head of VOQ[i][j] is a copy of input i's matched flit
+    input  logic [N*N-1:0] sibling_i,    // row i, bit j: head of VOQ[i][j] is a multicast copy (not popped by the match)
     input  logic [N-1:0]   out_match_i,  // outputs matched by the allocator
     output logic [N*N-1:0] join_col_o,   // row j: one-hot input joined by output j
     output logic [N*N-1:0] join_row_o    // row i: outputs that joined input i

@@ -6,7 +6,9 @@
 // allocator pops at most one VOQ per cycle; the popped flit is registered here
 // (pop_data_o, the first stage of the switch pipeline) and the freed slot is
 // returned upstream as a credit pulse in cycle t+1 (credit_o, queue in
-// credit_queue_o). The upstream holds one credit counter per VOQ; a write
+// credit_queue_o). With FANOUT_READ=1 (fan-out splitting) every VOQ whose head
+// is a multicast copy offers it to its output (sibling_o), each VOQ has its
+// own read port, and pop_data_o carries one popped flit per VOQ. The upstream holds one credit counter per VOQ; a write
 // into a full VOQ is a credit protocol violation: the flit is dropped and
 // overflow_o sticks at 1.
 //
@@ -19,8 +21,7 @@ module xbar_input_buf #(
     parameter int N      = 4,
     parameter int FLIT_W = 64,
     parameter int DEPTH  = 8,
-    parameter int FANOUT_READ = 0,   // keep presentation tags for multicast fan-out read
-    parameter int TAG_W  = 16           // presentation tag bits (see docs/rtl.md on wrap-around)
+    parameter int FANOUT_READ = 0    // multicast fan-out splitting: a read port per VOQ
 ) (
     input  logic                          clk_i,
     input  logic                          rst_ni,
@@ -29,10 +30,11 @@ module xbar_input_buf #(
     input  logic [N-1:0]                  in_dest_i,      // bit j: write into VOQ[j]
     input  logic                          pop_valid_i,    // the allocator matched this input ...
     input  logic [$clog2(N)-1:0]          pop_queue_i,    // ... to this output: pop VOQ[pop_queue_i]
-    input  logic [N-1:0]                  join_i,         // fan-out read: also pop these VOQs (copies of the same flit)
+    input  logic [N-1:0]                  join_i,         // fan-out read: also pop these VOQs (multicast copies)
     output logic [N-1:0]                  nonempty_o,     // bit j: VOQ[j] holds a flit (requests)
-    output logic [FLIT_W-1:0]             pop_data_o,     // the flit popped at the last edge (registered)
-    output logic [N-1:0]                  sibling_o,      // fan-out read: VOQ heads that are copies of the flit being popped
+    output logic [(FANOUT_READ != 0 ? N : 1)*FLIT_W-1:0] pop_data_o,     // the flit popped at the last edge (registered);
+                                                          // FANOUT_READ=1: row j at [j*FLIT_W +: FLIT_W], VOQ[j]'s
+    output logic [N-1:0]                  sibling_o,      // fan-out read: VOQs, not popped by the match, whose head is a multicast copy
     output logic [N-1:0]                  credit_extra_o, // fan-out read: slots freed by joins last cycle
     output logic                          credit_o,       // one slot freed last cycle
     output logic [$clog2(N)-1:0]          credit_queue_o, // ... in this VOQ
@@ -40,6 +42,7 @@ module xbar_input_buf #(
     output logic                          overflow_o      // sticky: write into a full VOQ
 );
     localparam int IW = $clog2(N);
+    localparam int PD_W = (FANOUT_READ != 0 ? N : 1) * FLIT_W;
     localparam int PW = $clog2(DEPTH);   // slot index; pointers carry one more (wrap) bit
     localparam int OW = $clog2(N * DEPTH + 1);
 
@@ -56,17 +59,18 @@ module xbar_input_buf #(
     logic [N-1:0]      pops;              // matched pop plus fan-out joins
     logic [N-1:0]      pop_mask;
     logic [N-1:0]      credit_extra_q;
-    logic [FLIT_W-1:0] pop_data_q;
+    logic [PD_W-1:0]   pop_data_q;
     logic              credit_q;
     logic [IW-1:0]     credit_queue_q;
     logic [OW-1:0]     occupancy_q;
     logic              overflow_q;
     // Fan-out read only (FANOUT_READ=1); the process below skips them otherwise.
     /* verilator lint_off UNUSEDSIGNAL */   // read only with FANOUT_READ=1
-    logic [TAG_W-1:0]  tag_mem [N][DEPTH];
-    logic [TAG_W-1:0]  pres_q;             // flits presented at this input so far (wraps)
-    logic [N*TAG_W-1:0] head_tag_q;        // tag of every VOQ's head, row j at [j*TAG_W +: TAG_W]
+    logic              mc_mem [N][DEPTH];  // the entry is a copy of a multicast flit
+    logic [N-1:0]      head_mc_q;          // bit j: the head of VOQ[j] is a multicast copy
     /* verilator lint_on UNUSEDSIGNAL */
+    logic              in_mc;              // the flit presented now has several destinations
+    assign in_mc = (in_dest_i & (in_dest_i - 1'b1)) != '0;
 
     assign write    = {N{in_valid_i}} & in_dest_i & ~full_q;   // not into a full VOQ
     assign pop_mask = {N{pop_valid_i}} & (N'(1) << pop_queue_i);
@@ -96,7 +100,7 @@ module xbar_input_buf #(
             // the unicast write's VOQ.
             hp = head_q[pop_queue_i];
             tp = tail_q[pop_queue_i];
-            pop_data_q <= mem[pop_queue_i][hp[PW-1:0]];
+            if (FANOUT_READ == 0) pop_data_q <= PD_W'(mem[pop_queue_i][hp[PW-1:0]]);
             hw = head_q[wq];
             tw = tail_q[wq];
             // Writes. A written VOQ not popped this cycle gains a flit; one
@@ -105,7 +109,7 @@ module xbar_input_buf #(
                 added = OW'(write != '0);
                 if (write != '0) begin
                     mem[wq][tw[PW-1:0]] = in_data_i;
-                    if (FANOUT_READ != 0) tag_mem[wq][tw[PW-1:0]] = pres_q;
+                    if (FANOUT_READ != 0) mc_mem[wq][tw[PW-1:0]] = 1'b0;   // one destination: unicast
                     tail_q[wq] = tw + 1'b1;
                     if (!pops[wq]) begin
                         cnt = tw - hw;
@@ -119,7 +123,7 @@ module xbar_input_buf #(
                     if (write[j]) begin
                         cnt = tail_q[j] - head_q[j];
                         mem[j][tail_q[j][PW-1:0]] = in_data_i;
-                        if (FANOUT_READ != 0) tag_mem[j][tail_q[j][PW-1:0]] = pres_q;
+                        if (FANOUT_READ != 0) mc_mem[j][tail_q[j][PW-1:0]] = in_mc;
                         tail_q[j] = tail_q[j] + 1'b1;
                         if (!pops[j]) begin
                             nonempty_n[j] = 1'b1;
@@ -141,9 +145,12 @@ module xbar_input_buf #(
                     end
                 end
             end else begin
+                logic [PD_W-1:0] row_n;   // each popped VOQ's head, through its own read port
+                row_n = pop_data_q;
                 removed = OW'($countones(pops));
                 for (int j = 0; j < N; j++) begin
                     if (pops[j]) begin
+                        row_n[j*FLIT_W +: FLIT_W] = mem[j][head_q[j][PW-1:0]];
                         if (!write[j]) begin
                             cnt = tail_q[j] - head_q[j];
                             nonempty_n[j] = cnt != (PW+1)'(1);
@@ -152,12 +159,12 @@ module xbar_input_buf #(
                         head_q[j] = head_q[j] + 1'b1;
                     end
                 end
+                pop_data_q <= row_n;
             end
             if (FANOUT_READ != 0) begin
-                logic [N*TAG_W-1:0] head_tag_n;
-                for (int j = 0; j < N; j++) head_tag_n[j*TAG_W +: TAG_W] = tag_mem[j][head_q[j][PW-1:0]];
-                head_tag_q <= head_tag_n;
-                if (in_valid_i) pres_q <= pres_q + 1'b1;
+                logic [N-1:0] head_mc_n;
+                for (int j = 0; j < N; j++) head_mc_n[j] = mc_mem[j][head_q[j][PW-1:0]];
+                head_mc_q <= head_mc_n;
             end
         end
         /* verilator lint_on BLKSEQ */
@@ -169,7 +176,6 @@ module xbar_input_buf #(
             credit_extra_q <= '0;
             occupancy_q    <= '0;
             overflow_q     <= 1'b0;
-            if (FANOUT_READ != 0) pres_q <= '0;
         end else begin
             nonempty_q     <= nonempty_n;
             full_q         <= full_n;
@@ -182,17 +188,13 @@ module xbar_input_buf #(
         end
     end
 
-    // Fan-out read: each entry carries the input's presentation count, so the
-    // heads that are copies of the flit being popped can be recognised.
-    if (FANOUT_READ != 0) begin : g_tags
-        logic [TAG_W-1:0] popped_tag;
-        assign popped_tag = head_tag_q[32'(pop_queue_i)*TAG_W +: TAG_W];
-        always_comb begin
-            for (int j = 0; j < N; j++)
-                sibling_o[j] = pop_valid_i && nonempty_q[j] && !pop_mask[j]
-                               && head_tag_q[j*TAG_W +: TAG_W] == popped_tag;
-        end
-    end else begin : g_no_tags
+    // Fan-out splitting: each entry carries a multicast bit, and a VOQ whose
+    // head is a multicast copy offers it to its output whether or not (and
+    // whatever) the allocator pops at this input; the copies of one flit so
+    // leave as their outputs free.
+    if (FANOUT_READ != 0) begin : g_split
+        assign sibling_o = nonempty_q & head_mc_q & ~pop_mask;
+    end else begin : g_no_split
         assign sibling_o = '0;
     end
 

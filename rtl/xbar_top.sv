@@ -2,7 +2,8 @@
 // Input-queued crossbar switch: NPORTS x NPORTS, per-input virtual output
 // queues of DEPTH flits with a credit pulse per freed slot, an iSLIP
 // allocator with up to ITERS iterations, multicast by destination mask
-// (replicated into the VOQs at the input), and a fixed pipeline latency of
+// (replicated into the VOQs at the input; FANOUT_READ=1: each copy leaves as
+// its output frees, fan-out splitting), and a fixed pipeline latency of
 // LATENCY cycles from allocation to the output. One clock, synchronous
 // active-low reset. The cycle rules are docs/crossbar-cycle-rules.md; the
 // C golden model is models/nvswitch. Ports and timing: docs/rtl.md.
@@ -47,6 +48,7 @@ module xbar_top #(
     localparam int N  = NPORTS;
     localparam int IW = $clog2(NPORTS);
     localparam int OW = $clog2(NPORTS * DEPTH + 1);
+    localparam int PD_W = (FANOUT_READ != 0 ? NPORTS : 1) * FLIT_W;   // flits an input pops per cycle, at most
 
 `ifndef SYNTHESIS
     initial begin
@@ -62,7 +64,7 @@ module xbar_top #(
     logic [N*N-1:0]      sibling, join_row;
     logic [N-1:0]        dp_valid;    // per output: reads an input (matched or joined) ...
     logic [N*IW-1:0]     dp_src;      // ... this one
-    logic [N*FLIT_W-1:0] pop_data;
+    logic [N*PD_W-1:0]   pop_data;
     logic [N-1:0]        overflow;
 
     for (genvar i = 0; i < N; i++) begin : g_in
@@ -76,7 +78,7 @@ module xbar_top #(
             .pop_queue_i    (match_out[i*IW +: IW]),
             .join_i         (join_row[i*N +: N]),
             .nonempty_o     (req[i*N +: N]),
-            .pop_data_o     (pop_data[i*FLIT_W +: FLIT_W]),
+            .pop_data_o     (pop_data[i*PD_W +: PD_W]),
             .sibling_o      (sibling[i*N +: N]),
             .credit_extra_o (credit_extra_o[i*N +: N]),
             .credit_o       (credit_o[i]),
@@ -130,7 +132,7 @@ module xbar_top #(
         assign unused_sibling = sibling;
     end
 
-    xbar_datapath #(.N(N), .FLIT_W(FLIT_W), .LATENCY(LATENCY)) u_dp (
+    xbar_datapath #(.N(N), .FLIT_W(FLIT_W), .LATENCY(LATENCY), .PER_VOQ(FANOUT_READ)) u_dp (
         .clk_i          (clk_i),
         .rst_ni         (rst_ni),
         .out_match_i    (dp_valid),

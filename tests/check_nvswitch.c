@@ -336,6 +336,18 @@ START_TEST(multicast_k_times_faster)
     /* background traffic slows the message but loses nothing */
     nvs_fanout_result b = frun(8, 7, true, 1, 0.3, false);
     ck_assert(b.completion_ns > frun(8, 7, true, 1, 0, false).completion_ns);
+    /* fan-out splitting: under background load a destination output gives
+     * the message what the background leaves it (nvs_fanout_ideal_speedup),
+     * wormhole and store-and-forward, at 8 and 16 ports */
+    const double loads[] = { 0.02, 0.1, 0.1 };
+    for (int i = 0; i < 3; i++)
+        for (int saf = 0; saf <= 1; saf++) {
+            const int n = i == 2 ? 16 : 8, k = n - 1;
+            nvs_fanout_result ub = frun(n, k, false, 1, loads[i], saf), mb = frun(n, k, true, 1, loads[i], saf);
+            const double s = ub.completion_ns / mb.completion_ns, ideal = nvs_fanout_ideal_speedup(n, k, loads[i]);
+            ck_assert_msg(s >= 0.9 * ideal && s <= 1.05 * ideal, "N=%d k=%d background %.2f saf=%d: speedup %.3f, ideal %.3f", n, k,
+                          loads[i], saf, s, ideal);
+        }
 }
 END_TEST
 

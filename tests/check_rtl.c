@@ -247,6 +247,52 @@ START_TEST(test_broadcast_replication)
 }
 END_TEST
 
+/* Fan-out splitting (FANOUT_READ variants): input 1 sends a multicast flit
+ * to outputs 1 and 2 every cycle while input 0 sends unicast to output 2
+ * every cycle. Output 2 is shared, so its copies fall behind; the copies to
+ * output 1 must still leave one per cycle without a gap, and output 2 must
+ * serve both inputs at its full rate (the C core's multicast_copies_split). */
+START_TEST(test_multicast_copies_split)
+{
+    const xbar_rtl_variant *v = variant(_i);
+    if (!v->fanout_read) return;
+    const unsigned flits = 24;
+    xbar_rtl *x = make_v(v, 1, 64);
+    xbar_in in = k_idle;
+    xbar_out out;
+    uint64_t next1 = 100, next2_from1 = 100, next2_from0 = 0;
+    unsigned first1 = 0, last1 = 0, got1 = 0, got2 = 0, busy2 = 0;
+    for (unsigned t = 0; t < 4 * flits; t++) {
+        in.valid = t < flits ? 3 : 0;
+        in.in[0].data = t;
+        in.in[0].dest_mask = 1u << 2;
+        in.in[1].data = 100 + t;
+        in.in[1].dest_mask = (1u << 1) | (1u << 2);
+        xbar_rtl_step(x, &in, &out);
+        if (out.valid >> 1 & 1) {
+            ck_assert_uint_eq(out.out_src[1], 1);
+            ck_assert_uint_eq(out.out_data[1], next1++);
+            if (!got1) first1 = t;
+            last1 = t;
+            got1++;
+        }
+        if (out.valid >> 2 & 1) {
+            if (out.out_src[2] == 1) ck_assert_uint_eq(out.out_data[2], next2_from1++);
+            else ck_assert_uint_eq(out.out_data[2], next2_from0++);
+            got2++;
+            busy2 += t < 2 * flits + v->latency + 1;
+        }
+    }
+    ck_assert_uint_eq(got1, flits);
+    ck_assert_uint_eq(first1, 1 + v->latency);
+    ck_assert_msg(last1 - first1 == flits - 1, "copies to output 1 took %u cycles for %u flits", last1 - first1 + 1, flits);
+    ck_assert_uint_eq(got2, 2 * flits);
+    ck_assert_uint_eq(busy2, 2 * flits);
+    for (unsigned i = 0; i < v->ports; i++) ck_assert_uint_eq(xbar_rtl_occupancy(x, i), 0);
+    xbar_rtl_free(x);
+}
+END_TEST
+
 /* Two inputs flooding one output without credits overrun their VOQs: the RTL flags it. */
 START_TEST(test_overflow_flag)
 {
@@ -332,6 +378,7 @@ int main(void)
     tcase_add_loop_test(tc, test_islip1_reset_ramp, 0, nv);
     tcase_add_loop_test(tc, test_credits_and_multicast_conservation, 0, nv);
     tcase_add_loop_test(tc, test_broadcast_replication, 0, nv);
+    tcase_add_loop_test(tc, test_multicast_copies_split, 0, nv);
     tcase_add_test(tc, test_overflow_flag);
     tcase_add_loop_test(tc, test_uniform_saturation_throughput, 0, 2);
     tcase_add_test(tc, test_trace_writes_fst);
