@@ -130,7 +130,7 @@ static void fanout_run(sim_test_ctx *c)
         double got[3] = { speedup, 0, 0 }, load[3] = { cfg.background, 0, 0 };
         int npts = cfg.background <= 0.10 ? 1 : 0;
         uint64_t mism = 0, compared = 0;
-        char dirty[320] = "";
+        char dirty[512] = "";   /* room for the counts and links_why (256) */
         for (int k = 0; k < 2; k++) {
             if (pts[k].load == cfg.background) {
                 sim_report_metric(rep, pts[k].metric, speedup);

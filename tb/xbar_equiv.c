@@ -13,6 +13,7 @@
 
 #include "models/nvswitch/xbar_core.h"
 #include "models/nvswitch/xbar_lockstep.h"
+#include "models/nvswitch/xbar_ref.h"
 #include "sim/sim.h"
 #include "xbar_rtl.h"
 #include "xbar_stim.h"
@@ -26,6 +27,7 @@ static const sim_param_def equiv_params[] = {
     SIM_PARAM_DOUBLE("load", "-1", "flits/cycle", -1, 1, "offered load per input; -1 = random 0.05..1"),
     SIM_PARAM_ENUM("pattern", "random", "random|" XBAR_PATTERN_NAMES, "destinations; random = pick per configuration"),
     SIM_PARAM_DOUBLE("mcast", "-1", "", -1, 1, "fraction of multicast flits; -1 = random 0..0.3"),
+    SIM_PARAM_ENUM("core", "fast", "fast|ref", "the C core compared with the RTL: fast (xbar_core.c) or the plain reference (xbar_ref.c)"),
     SIM_PARAM_ENUM("inject", "none", "none|rrm", "rrm: the C model moves grant pointers on every grant (known wrong)"),
     SIM_PARAM_BOOL("ramp", "1", "also run the iSLIP-1 reset ramp for every Verilated size"),
     SIM_PARAM_INT("thr_cycles", "20000", "cycles", 0, 1e9,
@@ -35,6 +37,7 @@ static const sim_param_def equiv_params[] = {
 
 typedef struct equiv_cfg {
     unsigned ports, depth, iters, latency, fanout_read;
+    bool ref;               /* the C side is the reference core (core=ref) */
     double load, mcast;
     enum xbar_pattern pattern;
     uint64_t seed;
@@ -51,7 +54,34 @@ typedef struct equiv_result {
     char first[200];
 } equiv_result;
 
-static xbar_lockstep *make_pair(const equiv_cfg *e, bool rrm, xbar_core **c_out, xbar_rtl **r_out, char *why, size_t n)
+/* The C side of a pair: the fast core or the reference, seen through its ops. */
+typedef struct equiv_c { const xbar_core_ops *ops; void *impl; } equiv_c;
+
+static equiv_c c_core_new(const xbar_core_cfg *cc, bool ref)
+{
+    if (ref) return (equiv_c){ &xbar_ref_ops, xbar_ref_new(cc) };
+    return (equiv_c){ &xbar_core_tl_ops, xbar_core_new(cc) };
+}
+
+/* What the waves show of the C side, whichever core it is. */
+static uint64_t c_cycle(const equiv_c *c)
+{
+    return c->ops == &xbar_ref_ops ? xbar_ref_cycle(c->impl) : xbar_core_cycle(c->impl);
+}
+static int c_grant_ptr(const equiv_c *c, int p)
+{
+    return c->ops == &xbar_ref_ops ? xbar_ref_grant_ptr(c->impl, p) : xbar_alloc_grant_ptr(xbar_core_allocator(c->impl), p);
+}
+static int c_accept_ptr(const equiv_c *c, int p)
+{
+    return c->ops == &xbar_ref_ops ? xbar_ref_accept_ptr(c->impl, p) : xbar_alloc_accept_ptr(xbar_core_allocator(c->impl), p);
+}
+static uint32_t c_queue_len(const equiv_c *c, int i, int q)
+{
+    return c->ops == &xbar_ref_ops ? xbar_ref_queue_len(c->impl, i, q) : xbar_core_queue_len(c->impl, i, q);
+}
+
+static xbar_lockstep *make_pair(const equiv_cfg *e, bool rrm, equiv_c *c_out, xbar_rtl **r_out, char *why, size_t n)
 {
     xbar_core_cfg cc;
     xbar_core_cfg_default(&cc, (int)e->ports);
@@ -61,26 +91,25 @@ static xbar_lockstep *make_pair(const equiv_cfg *e, bool rrm, xbar_core **c_out,
     cc.fanout_read = (int)e->fanout_read;
     cc.inject = rrm ? XBAR_INJECT_RRM : XBAR_INJECT_NONE;
     if (xbar_core_cfg_check(&cc, why, n) != 0) return NULL;
-    xbar_core *c = xbar_core_new(&cc);
+    equiv_c c = c_core_new(&cc, e->ref);
     xbar_rtl_cfg rc = { .ports = e->ports, .iters = e->iters, .latency = e->latency, .depth = e->depth,
                         .fanout_read = e->fanout_read };
     xbar_rtl *r = xbar_rtl_new(&rc, why, n);
-    if (!c || !r) {
-        xbar_core_free(c);
+    if (!c.impl || !r) {
+        if (c.impl) c.ops->free(c.impl);
         xbar_rtl_free(r);
         return NULL;
     }
     *c_out = c;
     *r_out = r;
-    return xbar_lockstep_new(&xbar_core_tl_ops, c, &xbar_rtl_core_ops, r, (int)e->ports);
+    return xbar_lockstep_new(c.ops, c.impl, &xbar_rtl_core_ops, r, (int)e->ports);
 }
 
-static void trace_c_side(sim_trace *tr, const equiv_tv *tv, uint64_t t_ps, uint64_t period_ps, const xbar_core *c,
+static void trace_c_side(sim_trace *tr, const equiv_tv *tv, uint64_t t_ps, uint64_t period_ps, const equiv_c *c,
                          const xbar_in *in, const xbar_out *out, const xbar_lockstep *ls, unsigned n)
 {
     if (!tr) return;
-    const xbar_alloc *a = xbar_core_allocator(c);
-    sim_trace_emit_u64_at(tr, t_ps, tv->cycle, xbar_core_cycle(c) - 1);
+    sim_trace_emit_u64_at(tr, t_ps, tv->cycle, c_cycle(c) - 1);
     sim_trace_emit_u64_at(tr, t_ps, tv->in_valid, in->valid);
     sim_trace_emit_u64_at(tr, t_ps, tv->out_valid, out->valid);
     sim_trace_emit_u64_at(tr, t_ps, tv->credit, out->credit);
@@ -91,10 +120,10 @@ static void trace_c_side(sim_trace *tr, const equiv_tv *tv, uint64_t t_ps, uint6
     /* Pointers and queue lengths are read after the step, i.e. the state of
      * the next cycle: stamp them there, as the RTL's registers show them. */
     for (unsigned p = 0; p < n; p++) {
-        sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->gptr[p], (uint64_t)xbar_alloc_grant_ptr(a, (int)p));
-        sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->aptr[p], (uint64_t)xbar_alloc_accept_ptr(a, (int)p));
+        sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->gptr[p], (uint64_t)c_grant_ptr(c, (int)p));
+        sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->aptr[p], (uint64_t)c_accept_ptr(c, (int)p));
         uint64_t held = 0;
-        for (unsigned q = 0; q < n; q++) held += xbar_core_queue_len(c, (int)p, (int)q);
+        for (unsigned q = 0; q < n; q++) held += c_queue_len(c, (int)p, (int)q);
         sim_trace_emit_u64_at(tr, t_ps + period_ps, tv->backlog[p], held);
     }
 }
@@ -104,7 +133,7 @@ static void run_config(sim_test_ctx *cx, const equiv_cfg *e, bool rrm, sim_trace
                        equiv_result *res)
 {
     char why[256];
-    xbar_core *c = NULL;
+    equiv_c c;
     xbar_rtl *r = NULL;
     xbar_lockstep *ls = make_pair(e, rrm, &c, &r, why, sizeof why);
     if (!ls) sim_input_error("xbar_equiv: %s", why);
@@ -153,7 +182,7 @@ static void run_config(sim_test_ctx *cx, const equiv_cfg *e, bool rrm, sim_trace
         xbar_lockstep_step(ls, &in, &out);
         xbar_stim_credits(&st, &out);
         xbar_score_outputs(&sb, &out, t);
-        trace_c_side(tr, &tv, t0_ps + t * period, period, c, &in, &out, ls, e->ports);
+        trace_c_side(tr, &tv, t0_ps + t * period, period, &c, &in, &out, ls, e->ports);
         if ((t & 1023) == 0) sim_progress(cx, 0, "config ports=%u cycle %" PRIu64, e->ports, t);
     }
     res->cycles = ls->cycles_compared;
@@ -171,11 +200,11 @@ static void run_config(sim_test_ctx *cx, const equiv_cfg *e, bool rrm, sim_trace
 
 /* iSLIP-1 from reset, every VOQ backlogged (broadcast flits fill them in
  * cycle 0): cycle 1+t must match t+1 pairs for t < N, on both sides. */
-static void run_ramp(unsigned n, bool rrm, uint64_t *mism, uint64_t *ramp_bad, char *first, size_t fn)
+static void run_ramp(unsigned n, bool rrm, bool ref, uint64_t *mism, uint64_t *ramp_bad, char *first, size_t fn)
 {
-    equiv_cfg e = { .ports = n, .depth = 8, .iters = 1, .latency = 1, .load = 1, .pattern = XBAR_PAT_BACKLOG, .seed = 1 };
+    equiv_cfg e = { .ports = n, .depth = 8, .iters = 1, .latency = 1, .load = 1, .pattern = XBAR_PAT_BACKLOG, .seed = 1, .ref = ref };
     char why[256];
-    xbar_core *c = NULL;
+    equiv_c c;
     xbar_rtl *r = NULL;
     xbar_lockstep *ls = make_pair(&e, rrm, &c, &r, why, sizeof why);
     if (!ls) sim_input_error("xbar_equiv: %s", why);
@@ -226,6 +255,7 @@ static void equiv_run(sim_test_ctx *cx)
 {
     const sim_params *p = cx->params;
     const bool rrm = sim_param_enum(p, "inject") == 1;
+    const bool ref = sim_param_enum(p, "core") == 1;
     const unsigned n_cfg = (unsigned)sim_param_int(p, "configs");
     const uint64_t cycles = (uint64_t)sim_param_int(p, "cycles");
     const xbar_rtl_variant *vars;
@@ -258,7 +288,7 @@ static void equiv_run(sim_test_ctx *cx)
         while (fixed_ports ? v->ports != fixed_ports : (k == 0 && (v->ports != vars[0].ports || v->fanout_read)));
         /* configuration 0 (the one in the waves) always has the smallest
          * Verilated size, so waves/xbar_equiv.gtkw names fit every seed */
-        equiv_cfg e = { .ports = v->ports, .latency = v->latency, .fanout_read = v->fanout_read };
+        equiv_cfg e = { .ports = v->ports, .latency = v->latency, .fanout_read = v->fanout_read, .ref = ref };
         e.depth = depth_p ? depth_p : 1 + (unsigned)sim_rng_below(&rng, 32);
         e.iters = iters_p ? iters_p : 1 + (unsigned)sim_rng_below(&rng, 4);
         e.load = load_p >= 0 ? load_p : 0.05 + 0.95 * sim_rng_double(&rng);
@@ -300,7 +330,7 @@ static void equiv_run(sim_test_ctx *cx)
     if (ramp) {
         for (size_t i = 0; i < nv; i++)
             if (vars[i].latency == 1 && !vars[i].fanout_read && (i == 0 || vars[i].ports != vars[i - 1].ports))
-                run_ramp(vars[i].ports, rrm, &ramp_mism, &ramp_bad, ramp_first, sizeof ramp_first);
+                run_ramp(vars[i].ports, rrm, ref, &ramp_mism, &ramp_bad, ramp_first, sizeof ramp_first);
     }
     if (thr_cycles) {
         /* The same configuration in C and in RTL, each alone, same traffic seed. */
@@ -315,7 +345,8 @@ static void equiv_run(sim_test_ctx *cx)
         char why[256];
         xbar_rtl *r = xbar_rtl_new(&rc, why, sizeof why);
         if (!r) sim_input_error("xbar_equiv: %s", why);
-        double thr_c = uniform_throughput(&xbar_core_tl_ops, xbar_core_new(&cc), 16, depth, thr_cycles);
+        equiv_c c = c_core_new(&cc, ref);
+        double thr_c = uniform_throughput(c.ops, c.impl, 16, depth, thr_cycles);
         double thr_r = uniform_throughput(&xbar_rtl_core_ops, r, 16, depth, thr_cycles);
         sim_report_metric(cx->report, "uniform16_throughput_c", thr_c);
         sim_report_metric(cx->report, "uniform16_throughput_rtl", thr_r);

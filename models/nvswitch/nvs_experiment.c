@@ -320,6 +320,9 @@ int nvs_net_from_params(const sim_params *p, nvs_net_cfg *net, uint64_t seed, ch
     c->fanout_read = sim_param_bool(p, "fanout_read");
     c->seed = seed;
     net->sw.model = (nvs_model)sim_param_enum(p, "model");
+    net->sw.c_core = (nvs_c_core)sim_param_enum(p, "core");
+    if (net->sw.model == NVS_MODEL_RTL && sim_param_given(p, "core"))
+        return snprintf(why, why_n, "core=%s: model=rtl runs no C core (core applies to model=tl|both)", sim_param_str(p, "core")), -1;
     net->sw.saf = strcmp(sim_param_str(p, "switching"), "saf") == 0;
     net->sw.credit_batch = (int)sim_param_int(p, "credit_batch");
     net->flit_bytes = (int)sim_param_int(p, "flit_bytes");

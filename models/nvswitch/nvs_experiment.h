@@ -120,6 +120,7 @@ double nvs_karol_saturation(int n, double *err);
     SIM_PARAM_INT("depth", depth_def, "flits", 0, 1 << 20, "flits per queue (shared=1: per input); 0 = unbounded"),   \
     SIM_PARAM_BOOL("shared", "0", "VOQs of an input share one buffer of `depth` flits"),                              \
     SIM_PARAM_ENUM("model", "tl", NVS_MODEL_CHOICES, "crossbar core: C model, Verilated RTL, or both in lock-step"),  \
+    SIM_PARAM_ENUM("core", "fast", NVS_C_CORE_CHOICES, "model=tl|both: the C core, fast or the plain reference"),      \
     SIM_PARAM_BOOL("fanout_read", "1", "multicast: one buffer read drives every free destination output (0: copies leave one per cycle)"), \
     SIM_PARAM_INT("pipeline_cycles", "1", "cycles", 1, 1024, "fixed pipeline latency L: matched in t, out in t+L"),   \
     SIM_PARAM_ENUM("switching", "wormhole", "wormhole|saf", "links carry flits (cut-through) or whole packets"),      \

@@ -37,26 +37,34 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
     s->pp = pp;
     s->mp = mp;
     s->tr = trace;
+    const xbar_core_ops *cops = NULL; /* the C core (tl, both) */
+    void *cimpl = NULL;
     if (cfg->model == NVS_MODEL_TL || cfg->model == NVS_MODEL_BOTH) {
-        s->tl = xbar_core_new(&cfg->core);
-        if (!s->tl) sim_fatal("xbar_core_new failed on a checked configuration");
+        if (cfg->c_core == NVS_C_CORE_REF) {
+            cops = &xbar_ref_ops;
+            cimpl = xbar_ref_new(&cfg->core);
+        } else {
+            cops = &xbar_core_tl_ops;
+            cimpl = s->tl = xbar_core_new(&cfg->core);
+        }
+        if (!cimpl) sim_fatal("C crossbar core %s failed on a checked configuration", cops->name);
     }
     if (cfg->model == NVS_MODEL_TL) {
-        s->ops = &xbar_core_tl_ops;
-        s->impl = s->tl;
+        s->ops = cops;
+        s->impl = cimpl;
     } else {
         if (!rtl_new) {
             snprintf(why, why_n,
                      "model=%s: the Verilated switch is not built into this simrun yet (issue 5); allowed now: model=tl",
                      cfg->model == NVS_MODEL_RTL ? "rtl" : "both");
-            xbar_core_free(s->tl);
+            if (cops) cops->free(cimpl);
             free(s);
             return NULL;
         }
         const xbar_core_ops *rops = NULL;
         void *rimpl = rtl_new(&cfg->core, trace, &rops, why, why_n);
         if (!rimpl) {
-            xbar_core_free(s->tl);
+            if (cops) cops->free(cimpl);
             free(s);
             return NULL;
         }
@@ -64,12 +72,12 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             s->ops = rops;
             s->impl = rimpl;
         } else {
-            s->ls = xbar_lockstep_new(&xbar_core_tl_ops, s->tl, rops, rimpl, s->n);
+            s->ls = xbar_lockstep_new(cops, cimpl, rops, rimpl, s->n);
             s->ops = &xbar_lockstep_ops;
             s->impl = s->ls;
         }
     }
-    s->runs = cfg->model == NVS_MODEL_TL && !trace && !cfg->per_flit;
+    s->runs = cfg->model == NVS_MODEL_TL && s->tl && !trace && !cfg->per_flit; /* runs are the fast core's */
     s->packets = s->runs && cfg->saf && s->credit_mode == TEP_CREDIT_PER_DEST;
     s->pair = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->pair);
     if (!s->pair) sim_fatal("out of memory");

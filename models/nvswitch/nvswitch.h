@@ -9,6 +9,7 @@
 
 #include "models/nvswitch/xbar_core.h"
 #include "models/nvswitch/xbar_lockstep.h"
+#include "models/nvswitch/xbar_ref.h"
 #include "models/traffic/endpoints.h"
 #include "models/traffic/packet.h"
 #include "sim/clock.h"
@@ -17,10 +18,15 @@
 
 typedef enum nvs_model { NVS_MODEL_TL = 0, NVS_MODEL_RTL, NVS_MODEL_BOTH } nvs_model;
 #define NVS_MODEL_CHOICES "tl|rtl|both"
+/* Which C core runs with model=tl and is compared with the RTL by
+ * model=both: the fast core (xbar_core.c) or the plain reference (xbar_ref.c). */
+typedef enum nvs_c_core { NVS_C_CORE_FAST = 0, NVS_C_CORE_REF } nvs_c_core;
+#define NVS_C_CORE_CHOICES "fast|ref"
 
 typedef struct nvswitch_cfg {
     xbar_core_cfg core;
     nvs_model model;
+    nvs_c_core c_core;       /* model=tl|both: which C core */
     sim_time_ps period_ps;   /* one flit per port per cycle: flit_bytes / port_GBps */
     int flit_bytes;
     bool saf;                /* store-and-forward: links carry whole packets, egress reassembles */
@@ -82,7 +88,7 @@ typedef struct nvswitch {
     const xbar_core_ops *ops;
     void *impl;
     xbar_lockstep *ls;                   /* model=both */
-    xbar_core *tl;                       /* the C core when one runs (tl, both) */
+    xbar_core *tl;                       /* the fast C core when it runs (tl, both; core=fast) */
     sim_clock_handler h;
     uint64_t core_cycles;                /* cycles stepped (catch-up keeps it = clock cycle) */
     uint64_t stage_mask;                 /* ports with staged flits (a message being presented) */

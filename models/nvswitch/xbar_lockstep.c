@@ -43,9 +43,13 @@ static void note(xbar_lockstep *ls, int *diffs, const char *field, int port, uin
 
 int xbar_lockstep_step(xbar_lockstep *ls, const xbar_in *in, xbar_out *out)
 {
-    xbar_out *ob = &ls->out_b;
     ls->a_ops->step(ls->a, in, out);
-    ls->b_ops->step(ls->b, in, ob);
+    ls->b_ops->step(ls->b, in, &ls->out_b);
+    return xbar_lockstep_compare(ls, out, &ls->out_b);
+}
+
+int xbar_lockstep_compare(xbar_lockstep *ls, const xbar_out *out, const xbar_out *ob)
+{
     int d = 0;
     const uint64_t all = ls->ports >= 64 ? ~0ULL : (1ULL << ls->ports) - 1;
     if ((out->valid ^ ob->valid) & all) note(ls, &d, "valid", -1, out->valid & all, ob->valid & all);
@@ -63,6 +67,13 @@ int xbar_lockstep_step(xbar_lockstep *ls, const xbar_in *in, xbar_out *out)
     for (int i = 0; i < ls->ports; i++)
         if (out->credit_extra[i] != ob->credit_extra[i])
             note(ls, &d, "credit_extra", i, out->credit_extra[i], ob->credit_extra[i]);
+    if (ls->compare_match) {
+        if ((out->match_in ^ ob->match_in) & all) note(ls, &d, "match_in", -1, out->match_in & all, ob->match_in & all);
+        for (uint64_t m = out->match_in & ob->match_in & all; m; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            if (out->match_out[i] != ob->match_out[i]) note(ls, &d, "match_out", i, out->match_out[i], ob->match_out[i]);
+        }
+    }
     ls->cycles_compared++;
     ls->mismatches += (uint64_t)d;
     if (d) ls->mismatch_cycles++;
