@@ -179,8 +179,8 @@ typedef struct src_rig {
     src_sink sinks[SRC_PORTS];
 } src_rig;
 
-static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool src_voq, double link_GBps,
-                         sim_link_recv_fn recv, void *log)
+static void src_rig_init_caps(src_rig *g, double load, uint64_t seed, bool saf, bool src_voq, double link_GBps,
+                              sim_link_recv_fn recv, void *log, uint32_t soft, uint32_t hard)
 {
     memset(g, 0, sizeof *g);
     g->k = sim_kernel_new();
@@ -202,6 +202,8 @@ static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool 
     ec->dest = &g->dest;
     ec->end_ps = SRC_CYCLES * SRC_PERIOD_PS;
     ec->seed = seed;
+    ec->src_soft_pkts = soft;
+    ec->src_hard_pkts = hard;
     g->e = tep_new(g->k, g->clk, ec, &g->pp, &g->mp);
     for (int i = 0; i < SRC_PORTS; i++) {
         sim_link_cfg lc = { 0 };
@@ -213,6 +215,12 @@ static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool 
         g->sinks[i] = (src_sink){ log, i };
         sim_link_set_receiver(g->tx[i], recv, &g->sinks[i]);
     }
+}
+
+static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool src_voq, double link_GBps,
+                         sim_link_recv_fn recv, void *log)
+{
+    src_rig_init_caps(g, load, seed, saf, src_voq, link_GBps, recv, log, 0, 0);
 }
 
 static void src_rig_free(src_rig *g)
@@ -515,6 +523,43 @@ START_TEST(bounded_sources_match_unbounded)
 }
 END_TEST
 
+/* A message source that also makes Bernoulli packets, behind a half-rate
+ * link: a message packet is cut behind every Bernoulli packet arrived before
+ * it, so a source holding 8 packets (the rest in its generator) must send
+ * every flit at the same cycle, in the same order, as an unbounded one. FIFO
+ * and per-destination source queues, the message unicast to port 2. */
+START_TEST(bounded_message_source_matches_unbounded)
+{
+    for (int voq = 0; voq < 2; voq++) {
+        static src_rig rig[2];
+        static src_log g[2];
+        static traffic_message m[2];
+        for (int v = 0; v < 2; v++) {
+            memset(&g[v], 0, sizeof g[v]);
+            const uint32_t cap = v == 0 ? UINT32_MAX : 8;
+            src_rig_init_caps(&rig[v], 0.9, 41, false, voq, 12.5, src_sink_recv, &g[v], cap, v == 0 ? UINT32_MAX : 1u << 20);
+            g[v].rig = &rig[v];
+            traffic_message_init(&m[v], 1ULL << 2, 1u << 20, 2 * SRC_FLIT_BYTES, false);
+            tep_set_message(rig[v].e, 0, &m[v], 1, false);
+            sim_run(rig[v].k, SRC_CYCLES * SRC_PERIOD_PS);
+        }
+        REQUIRE(rig[1].e->source_cap_hits == 0, "voq %d: %llu cap hits", voq, (unsigned long long)rig[1].e->source_cap_hits);
+        REQUIRE(m[0].offset > 0 && rig[0].e->port[0].queued > 100, "voq %d: message cut to %llu B, %u queued: no backlog", voq,
+                (unsigned long long)m[0].offset, rig[0].e->port[0].queued);
+        for (int i = 0; i < SRC_PORTS; i++) {
+            REQUIRE(g[0].n[i] == g[1].n[i], "voq %d port %d: %d flits unbounded, %d bounded", voq, i, g[0].n[i], g[1].n[i]);
+            for (int x = 0; x < g[0].n[i]; x++)
+                REQUIRE(g[0].sent[i][x] == g[1].sent[i][x] && g[0].created[i][x] == g[1].created[i][x] && g[0].flit[i][x] == g[1].flit[i][x],
+                        "voq %d port %d flit %d: sent %llu created %llu flit %u unbounded, %llu %llu %u bounded", voq, i, x,
+                        (unsigned long long)g[0].sent[i][x], (unsigned long long)g[0].created[i][x], g[0].flit[i][x],
+                        (unsigned long long)g[1].sent[i][x], (unsigned long long)g[1].created[i][x], g[1].flit[i][x]);
+        }
+        src_rig_free(&rig[0]);
+        src_rig_free(&rig[1]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("traffic");
@@ -529,6 +574,7 @@ int main(void)
     tcase_add_test(tc, bernoulli_sources_act_on_time);
     tcase_add_test(tc, lazy_records_keep_every_field);
     tcase_add_test(tc, bounded_sources_match_unbounded);
+    tcase_add_test(tc, bounded_message_source_matches_unbounded);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

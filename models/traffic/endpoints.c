@@ -264,6 +264,19 @@ static bool fill_queue(tep *e, tep_port *p, int qi, uint64_t cycle)
     return false;
 }
 
+/* Every arrival by `cycle` made (a message packet cut now queues behind them
+ * in an unbounded source), up to hard_pkts held (counted, as fill_queue). */
+static void make_all_arrivals(tep *e, tep_port *p, uint64_t cycle)
+{
+    while (p->next_arrival <= cycle) {
+        if (p->queued >= e->hard_pkts) {
+            e->source_cap_hits++;
+            return;
+        }
+        make_arrival(e, p);
+    }
+}
+
 /* A message packet: its record is made now (it is sent soon: cut one ahead). */
 static void new_message_packet(tep *e, tep_port *p, uint64_t mask, unsigned nflits, uint32_t payload)
 {
@@ -405,6 +418,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         uint32_t payload;
         uint64_t mask;
         if (traffic_message_next(p->msg, &payload, &mask)) {
+            if (bernoulli_on(e, p) && p->next_arrival <= cycle) make_all_arrivals(e, p, cycle);
             unsigned nflits = 1 + (payload + (uint32_t)e->cfg.flit_bytes - 1) / (uint32_t)e->cfg.flit_bytes;
             new_message_packet(e, p, mask, nflits, payload);
             p->msg_queued++;
