@@ -228,12 +228,7 @@ static void new_bernoulli_packet(tep *e, tep_port *p, int dest, sim_time_ps crea
 /* Whether port p's source makes Bernoulli packets now. */
 static inline bool bernoulli_on(const tep *e, const tep_port *p) { return e->inject_mask >> p->idx & 1; }
 
-/* The Bernoulli packets due by `cycle` join the source's queues, each as of
- * its own arrival cycle, with the draws (gap, then destination) in the order
- * a visit at every arrival would make them. A source whose wire is busy when
- * a packet arrives is not visited for it: nothing can go before the wire is
- * free, so the packet is made at that visit instead (set_due), or when
- * someone looks (tep_catch_up). */
+/* The generator's next arrival joins the source's queues (draws: gap, then destination). */
 static inline void make_arrival(tep *e, tep_port *p)
 {
     const uint64_t at = p->next_arrival;
@@ -241,6 +236,12 @@ static inline void make_arrival(tep *e, tep_port *p)
     new_bernoulli_packet(e, p, traffic_dest_pick(e->cfg.dest, p->idx, &p->rng), sim_clock_edge_time(e->h.dom, at));
 }
 
+/* The Bernoulli packets due by `cycle` join the source's queues, each as of
+ * its own arrival cycle, with the draws (gap, then destination) in the order
+ * a visit at every arrival would make them. A source whose wire is busy when
+ * a packet arrives is not visited for it: nothing can go before the wire is
+ * free, so the packet is made at that visit instead (set_due), or when
+ * someone looks (tep_catch_up). */
 static void make_arrivals(tep *e, tep_port *p, uint64_t cycle)
 {
     while (p->next_arrival <= cycle && p->queued < e->soft_pkts) make_arrival(e, p); /* the rest wait in the generator */
