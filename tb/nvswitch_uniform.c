@@ -11,6 +11,7 @@
 
 #include "cJSON.h"
 #include "models/nvswitch/nvs_experiment.h"
+#include "models/traffic/endpoints.h"
 #include "sim/sim.h"
 
 static const sim_param_def uniform_params[] = {
@@ -81,6 +82,7 @@ static void uniform_run(sim_test_ctx *c)
     sim_report_metric(rep, "latency_p99_cycles", r.latency_p99_cycles);
     sim_report_metric(rep, "latency_min_cycles", r.latency_min_cycles);
     sim_report_metric(rep, "backlog_end", (double)r.backlog_end);
+    sim_report_metric(rep, "source_cap_hits", (double)r.source_cap_hits);
     sim_report_metric(rep, "dropped", (double)r.cons.dropped);
     sim_report_metric(rep, "duplicated", (double)r.cons.duplicated);
     sim_report_metric(rep, "out_of_order", (double)r.cons.out_of_order);
@@ -107,6 +109,10 @@ static void uniform_run(sim_test_ctx *c)
     sim_check(rep, "in_order_per_flow", r.cons.out_of_order == 0, "%" PRIu64 " flits behind a later flit of their flow",
               r.cons.out_of_order);
     sim_check(rep, "links_conserve", r.cons.links_ok, "%s", r.cons.links_why);
+    /* past their hard cap the sources may pick otherwise than unbounded ones (endpoints.h) */
+    sim_check(rep, "sources_exact", r.source_cap_hits == 0,
+              "%" PRIu64 " source picks at the hard cap of %u packets held (results may differ from unbounded sources)",
+              r.source_cap_hits, TEP_SRC_HARD_PKTS);
     if (cfg.net.sw.model == NVS_MODEL_BOTH)
         sim_check(rep, "lockstep_equal", r.mismatches == 0, "%" PRIu64 " mismatching fields in %" PRIu64 " cycles%s%s", r.mismatches,
                   r.cycles_compared, r.mismatches ? "; first: " : "", r.first_mismatch);

@@ -1,5 +1,7 @@
 /* Unit tests of models/traffic: destination patterns, message cutting,
- * NVLink presets, the packet pool, and the Bernoulli sources' timing. */
+ * NVLink presets, the packet pool, the Bernoulli sources' timing, and the
+ * bounded sources against unbounded ones. */
+#include "models/nvswitch/nvs_experiment.h"
 #include "models/traffic/endpoints.h"
 #include "models/traffic/packet.h"
 #include "models/traffic/traffic.h"
@@ -177,8 +179,8 @@ typedef struct src_rig {
     src_sink sinks[SRC_PORTS];
 } src_rig;
 
-static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool src_voq, double link_GBps,
-                         sim_link_recv_fn recv, void *log)
+static void src_rig_init_caps(src_rig *g, double load, uint64_t seed, bool saf, bool src_voq, double link_GBps,
+                              sim_link_recv_fn recv, void *log, uint32_t soft, uint32_t hard)
 {
     memset(g, 0, sizeof *g);
     g->k = sim_kernel_new();
@@ -200,6 +202,8 @@ static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool 
     ec->dest = &g->dest;
     ec->end_ps = SRC_CYCLES * SRC_PERIOD_PS;
     ec->seed = seed;
+    ec->src_soft_pkts = soft;
+    ec->src_hard_pkts = hard;
     g->e = tep_new(g->k, g->clk, ec, &g->pp, &g->mp);
     for (int i = 0; i < SRC_PORTS; i++) {
         sim_link_cfg lc = { 0 };
@@ -211,6 +215,12 @@ static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool 
         g->sinks[i] = (src_sink){ log, i };
         sim_link_set_receiver(g->tx[i], recv, &g->sinks[i]);
     }
+}
+
+static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool src_voq, double link_GBps,
+                         sim_link_recv_fn recv, void *log)
+{
+    src_rig_init_caps(g, load, seed, saf, src_voq, link_GBps, recv, log, 0, 0);
 }
 
 static void src_rig_free(src_rig *g)
@@ -360,16 +370,18 @@ START_TEST(lazy_records_keep_every_field)
         sim_run(rig.k, SRC_CYCLES * SRC_PERIOD_PS);
         /* tep_queued_copies counts from the queue entries: every flit generated and not yet sent
          * (it catches up first: sources behind a busy wire make their packets when it is free),
-         * and the packets that arrived once the queues were full (TEP_SRC_QUEUE_PKTS): this
-         * backlog (~2700 packets a source) is past it, so the sources hold what they may and
-         * the rest waits in the generator, to be made in arrival order with its arrival times */
+         * and the packets that arrived once the queues held TEP_SRC_QUEUE_PKTS: this backlog
+         * (~2700 packets a source) is past it, so the sources hold at least that many (more only
+         * while a queue would be empty: endpoints.h) and the rest waits in the generator, to be
+         * made in arrival order with its arrival times */
         const uint64_t queued = tep_queued_copies(e), unmade = tep_unmade_copies(e);
         ck_assert_uint_eq(queued, e->flits_generated - e->copies_sent + unmade);
         ck_assert_uint_gt(unmade, 0);
         for (int i = 0; i < SRC_PORTS; i++) {
             const tep_port *src = &e->port[i];
-            REQUIRE(src->queued == TEP_SRC_QUEUE_PKTS, "port %d: %u packets queued, the bound is %u", i, src->queued,
-                    TEP_SRC_QUEUE_PKTS);
+            REQUIRE(src->queued >= TEP_SRC_QUEUE_PKTS && src->queued <= TEP_SRC_HARD_PKTS,
+                    "port %d: %u packets queued, the caps are %u and %u", i, src->queued, TEP_SRC_QUEUE_PKTS, TEP_SRC_HARD_PKTS);
+            REQUIRE(e->source_cap_hits == 0, "%llu cap hits", (unsigned long long)e->source_cap_hits);
             for (int q = 0; q < TEP_QUEUES; q++)
                 REQUIRE(src->q[q].cap <= 2 * TEP_SRC_QUEUE_PKTS, "port %d queue %d: ring of %u", i, q, src->q[q].cap);
             REQUIRE(src->next_id < LAZY_MAX_PKTS, "port %d: %u packets", i, src->next_id);
@@ -411,6 +423,143 @@ START_TEST(lazy_records_keep_every_field)
 }
 END_TEST
 
+
+/* One overloaded switch run with the sources' caps (soft, hard). */
+static nvs_uniform_result capped_run(nvs_uniform_cfg c, uint32_t soft, uint32_t hard)
+{
+    c.src_soft_pkts = soft;
+    c.src_hard_pkts = hard;
+    nvs_uniform_result r;
+    char why[256] = "";
+    sim_kernel *k = sim_kernel_new();
+    const int rc = nvs_run_uniform(k, &c, &r, why, sizeof why);
+    sim_kernel_free(k);
+    REQUIRE(rc == 0, "run refused: %s", why);
+    REQUIRE(r.cons.dropped == 0 && r.cons.duplicated == 0 && r.cons.out_of_order == 0 && r.cons.links_ok,
+            "conservation: dropped %llu duplicated %llu out_of_order %llu; %s", (unsigned long long)r.cons.dropped,
+            (unsigned long long)r.cons.duplicated, (unsigned long long)r.cons.out_of_order, r.cons.links_why);
+    return r;
+}
+
+/* NULL if two runs agree in every result and kernel event count, else what differs first. */
+static const char *capped_diff(const nvs_uniform_result *a, const nvs_uniform_result *b)
+{
+    if (a->sim_events != b->sim_events || a->sim_time_ps != b->sim_time_ps) return "kernel events or end time";
+    if (a->throughput != b->throughput) return "throughput";
+    if (a->latency_samples != b->latency_samples || a->latency_avg_cycles != b->latency_avg_cycles ||
+        a->latency_p99_cycles != b->latency_p99_cycles || a->latency_min_cycles != b->latency_min_cycles)
+        return "latency";
+    if (a->backlog_end != b->backlog_end) return "backlog_end";
+    if (memcmp(a->per_input, b->per_input, sizeof a->per_input) || memcmp(a->per_output, b->per_output, sizeof a->per_output))
+        return "per-port throughputs";
+    if (a->cons.copies_sent != b->cons.copies_sent || a->cons.copies_delivered != b->cons.copies_delivered) return "copies";
+    return NULL;
+}
+
+/* A source that holds a few packets (soft cap 8, far below the backlog) and
+ * makes more only when a queue with credits would otherwise be empty gives
+ * exactly the results of an unbounded source (both caps UINT32_MAX: every
+ * arrival made at once), event for event, as long as its hard cap is not
+ * reached. Overloaded switches with VOQs at the sources (uniform, cut-through
+ * and store-and-forward; a hot spot; all-to-all) and a FIFO one. With the
+ * earlier rule (a fixed cap: hard = soft) the random-destination VOQ runs
+ * come out different, and the sources say so (source_cap_hits). */
+START_TEST(bounded_sources_match_unbounded)
+{
+    const struct { const char *name; xbar_queue_kind q; traffic_pattern pat; double hot; bool saf; int flits; double load; bool old_differs; } cases[] = {
+        { "voq uniform", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, false, 4, 1.0, true },
+        { "voq uniform saf", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, true, 4, 1.0, true },
+        { "voq uniform 1-flit", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, false, 1, 1.0, true },
+        { "voq hotspot", XBAR_QUEUE_VOQ, TRAFFIC_HOTSPOT, 0.1, false, 4, 0.9, true },
+        /* every queue gets its packets in turn: a fixed cap holds some for each */
+        { "voq alltoall", XBAR_QUEUE_VOQ, TRAFFIC_ALLTOALL, 0, false, 4, 1.0, false },
+        /* a FIFO's head is its oldest packet: the soft cap alone is exact */
+        { "fifo uniform", XBAR_QUEUE_FIFO, TRAFFIC_UNIFORM, 0, false, 4, 1.0, false },
+    };
+    const uint32_t soft = 8, inf = UINT32_MAX;
+    for (unsigned t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        nvs_uniform_cfg c;
+        memset(&c, 0, sizeof c);
+        const int n = 16;
+        xbar_core_cfg_default(&c.net.sw.core, n);
+        c.net.sw.core.queue = cases[t].q;
+        c.net.sw.core.alloc = XBAR_ALLOC_ISLIP;
+        c.net.sw.core.iters = 1;
+        c.net.sw.core.depth = 16;
+        c.net.sw.core.fanout_read = 1;
+        c.net.sw.core.seed = 5;
+        c.net.sw.credit_batch = 1;
+        c.net.sw.saf = cases[t].saf;
+        c.net.port_GBps = 25;
+        c.net.flit_bytes = 16;
+        c.net.link_latency_ns = 1;
+        c.load = cases[t].load;
+        c.pattern = cases[t].pat;
+        c.hotspot_frac = cases[t].hot;
+        c.pkt_flits = cases[t].flits;
+        c.cycles = 60000;
+        c.warmup = 2000;
+        c.seed = 11;
+        c.record_latency = true;
+        const nvs_uniform_result ref = capped_run(c, inf, inf), b = capped_run(c, soft, 1u << 20);
+        REQUIRE(ref.source_cap_hits == 0 && b.source_cap_hits == 0, "%s: %llu / %llu cap hits", cases[t].name,
+                (unsigned long long)ref.source_cap_hits, (unsigned long long)b.source_cap_hits);
+        /* the sources must hold far more than the soft cap for the test to mean anything */
+        REQUIRE(ref.backlog_end > (uint64_t)n * 8 * soft * (uint64_t)cases[t].flits, "%s: backlog %llu copies: not overloaded",
+                cases[t].name, (unsigned long long)ref.backlog_end);
+        const char *d = capped_diff(&ref, &b);
+        REQUIRE(d == NULL, "%s: bounded sources differ from unbounded ones in %s (throughput %.6f vs %.6f, latency %.4f vs %.4f)",
+                cases[t].name, d, b.throughput, ref.throughput, b.latency_avg_cycles, ref.latency_avg_cycles);
+        const nvs_uniform_result old = capped_run(c, soft, soft);
+        if (cases[t].old_differs) {
+            REQUIRE(capped_diff(&ref, &old) != NULL && old.source_cap_hits > 0,
+                    "%s: a fixed cap of %u gave the unbounded results (%llu cap hits): the test does not exercise the rule",
+                    cases[t].name, soft, (unsigned long long)old.source_cap_hits);
+        } else {
+            REQUIRE(capped_diff(&ref, &old) == NULL && old.source_cap_hits == 0, "%s: a fixed cap differs (%s)", cases[t].name,
+                    capped_diff(&ref, &old));
+        }
+    }
+}
+END_TEST
+
+/* A message source that also makes Bernoulli packets, behind a half-rate
+ * link: a message packet is cut behind every Bernoulli packet arrived before
+ * it, so a source holding 8 packets (the rest in its generator) must send
+ * every flit at the same cycle, in the same order, as an unbounded one. FIFO
+ * and per-destination source queues, the message unicast to port 2. */
+START_TEST(bounded_message_source_matches_unbounded)
+{
+    for (int voq = 0; voq < 2; voq++) {
+        static src_rig rig[2];
+        static src_log g[2];
+        static traffic_message m[2];
+        for (int v = 0; v < 2; v++) {
+            memset(&g[v], 0, sizeof g[v]);
+            const uint32_t cap = v == 0 ? UINT32_MAX : 8;
+            src_rig_init_caps(&rig[v], 0.9, 41, false, voq, 12.5, src_sink_recv, &g[v], cap, v == 0 ? UINT32_MAX : 1u << 20);
+            g[v].rig = &rig[v];
+            traffic_message_init(&m[v], 1ULL << 2, 1u << 20, 2 * SRC_FLIT_BYTES, false);
+            tep_set_message(rig[v].e, 0, &m[v], 1, false);
+            sim_run(rig[v].k, SRC_CYCLES * SRC_PERIOD_PS);
+        }
+        REQUIRE(rig[1].e->source_cap_hits == 0, "voq %d: %llu cap hits", voq, (unsigned long long)rig[1].e->source_cap_hits);
+        REQUIRE(m[0].offset > 0 && rig[0].e->port[0].queued > 100, "voq %d: message cut to %llu B, %u queued: no backlog", voq,
+                (unsigned long long)m[0].offset, rig[0].e->port[0].queued);
+        for (int i = 0; i < SRC_PORTS; i++) {
+            REQUIRE(g[0].n[i] == g[1].n[i], "voq %d port %d: %d flits unbounded, %d bounded", voq, i, g[0].n[i], g[1].n[i]);
+            for (int x = 0; x < g[0].n[i]; x++)
+                REQUIRE(g[0].sent[i][x] == g[1].sent[i][x] && g[0].created[i][x] == g[1].created[i][x] && g[0].flit[i][x] == g[1].flit[i][x],
+                        "voq %d port %d flit %d: sent %llu created %llu flit %u unbounded, %llu %llu %u bounded", voq, i, x,
+                        (unsigned long long)g[0].sent[i][x], (unsigned long long)g[0].created[i][x], g[0].flit[i][x],
+                        (unsigned long long)g[1].sent[i][x], (unsigned long long)g[1].created[i][x], g[1].flit[i][x]);
+        }
+        src_rig_free(&rig[0]);
+        src_rig_free(&rig[1]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("traffic");
@@ -424,6 +573,8 @@ int main(void)
     tcase_add_test(tc, packet_pool_reuses);
     tcase_add_test(tc, bernoulli_sources_act_on_time);
     tcase_add_test(tc, lazy_records_keep_every_field);
+    tcase_add_test(tc, bounded_sources_match_unbounded);
+    tcase_add_test(tc, bounded_message_source_matches_unbounded);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

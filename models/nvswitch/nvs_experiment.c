@@ -209,6 +209,8 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     ecfg.end_ps = cfg->cycles * period;
     ecfg.record_latency = cfg->record_latency;
     ecfg.seed = cfg->seed;
+    ecfg.src_soft_pkts = cfg->src_soft_pkts;
+    ecfg.src_hard_pkts = cfg->src_hard_pkts;
     if (net_build(&net, k, &cfg->net, &ecfg, cfg->trace, why, why_n) != 0) {
         net_free(&net);
         return -1;
@@ -238,6 +240,7 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     res->latency_p99_cycles = sim_hist_percentile(&e->latency_cycles, 99);
     res->latency_min_cycles = res->latency_samples ? e->latency_cycles.min : 0;
     res->backlog_end = tep_queued_copies(e) + tep_in_network(e);
+    res->source_cap_hits = e->source_cap_hits;
     net_drain_and_check(&net, k, &res->cons);
     lockstep_result(net.sw, &res->mismatches, &res->cycles_compared, res->first_mismatch, sizeof res->first_mismatch);
     net_free(&net);

@@ -29,6 +29,7 @@ typedef struct nvs_uniform_cfg {
     uint64_t seed;
     bool record_latency;
     sim_trace *trace;
+    uint32_t src_soft_pkts, src_hard_pkts; /* the sources' caps (tep_cfg): 0 = defaults */
 } nvs_uniform_cfg;
 
 typedef struct nvs_conservation {
@@ -44,6 +45,7 @@ typedef struct nvs_uniform_result {
     double latency_avg_cycles, latency_p99_cycles, latency_min_cycles;
     uint64_t latency_samples;
     uint64_t backlog_end;     /* flit copies generated and not delivered at the end of the run */
+    uint64_t source_cap_hits; /* source picks that may differ from an unbounded source's (tep.source_cap_hits) */
     double offered;
     nvs_conservation cons;
     uint64_t mismatches, cycles_compared;

@@ -11,6 +11,19 @@ static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p);
 static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits);
 
+/* The destinations source `src` can draw under the pattern (traffic_dest_pick):
+ * a queue outside them is never filled, so waiting for it is pointless. */
+static uint64_t dest_reach(const traffic_dest *d, int src)
+{
+    const uint64_t all = d->n >= 64 ? ~0ULL : (1ULL << d->n) - 1;
+    switch (d->pattern) {
+    case TRAFFIC_TRANSPOSE:
+    case TRAFFIC_PERMUTATION: return 1ULL << d->perm[src];
+    case TRAFFIC_ALLTOALL: return d->n == 1 ? 1 : all & ~(1ULL << src);
+    default: return all; /* uniform and hotspot draw any port */
+    }
+}
+
 tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp)
 {
     tep *e = calloc(1, sizeof *e);
@@ -28,6 +41,8 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
     e->log1m_p_packet = log1p(-e->p_packet);
     sim_hist_init(&e->latency_cycles, "latency_cycles");
+    e->soft_pkts = cfg->src_soft_pkts ? cfg->src_soft_pkts : TEP_SRC_QUEUE_PKTS;
+    e->hard_pkts = cfg->src_hard_pkts ? cfg->src_hard_pkts : TEP_SRC_HARD_PKTS;
     for (int i = 0; i < cfg->ports; i++) {
         tep_port *p = &e->port[i];
         p->owner = p->sink_owner = e;
@@ -35,6 +50,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
         p->cur_q = -1;
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
         p->next_arrival = bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
+        p->dest_reach = cfg->dest ? dest_reach(cfg->dest, i) : 0;
         for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) p->from[s].last_seq = -1;
     }
     e->first_delivery_ps = SIM_TIME_MAX;
@@ -212,6 +228,14 @@ static void new_bernoulli_packet(tep *e, tep_port *p, int dest, sim_time_ps crea
 /* Whether port p's source makes Bernoulli packets now. */
 static inline bool bernoulli_on(const tep *e, const tep_port *p) { return e->inject_mask >> p->idx & 1; }
 
+/* The generator's next arrival joins the source's queues (draws: gap, then destination). */
+static inline void make_arrival(tep *e, tep_port *p)
+{
+    const uint64_t at = p->next_arrival;
+    p->next_arrival = at + 1 + bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
+    new_bernoulli_packet(e, p, traffic_dest_pick(e->cfg.dest, p->idx, &p->rng), sim_clock_edge_time(e->h.dom, at));
+}
+
 /* The Bernoulli packets due by `cycle` join the source's queues, each as of
  * its own arrival cycle, with the draws (gap, then destination) in the order
  * a visit at every arrival would make them. A source whose wire is busy when
@@ -220,10 +244,37 @@ static inline bool bernoulli_on(const tep *e, const tep_port *p) { return e->inj
  * someone looks (tep_catch_up). */
 static void make_arrivals(tep *e, tep_port *p, uint64_t cycle)
 {
-    while (p->next_arrival <= cycle && p->queued < TEP_SRC_QUEUE_PKTS) { /* the rest wait in the generator */
-        const uint64_t at = p->next_arrival;
-        p->next_arrival = at + 1 + bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
-        new_bernoulli_packet(e, p, traffic_dest_pick(e->cfg.dest, p->idx, &p->rng), sim_clock_edge_time(e->h.dom, at));
+    while (p->next_arrival <= cycle && p->queued < e->soft_pkts) make_arrival(e, p); /* the rest wait in the generator */
+}
+
+/* Destination queue qi has credits and is empty, but arrivals by `cycle` wait
+ * in the generator: an unbounded source would hold them and might have qi's
+ * head among them. Makes them, in arrival order, until qi has a packet (true)
+ * or none waits (false: qi is empty in an unbounded source too), up to
+ * hard_pkts held (false, counted: here the source may differ). */
+static bool fill_queue(tep *e, tep_port *p, int qi, uint64_t cycle)
+{
+    while (p->next_arrival <= cycle) {
+        if (p->queued >= e->hard_pkts) {
+            e->source_cap_hits++;
+            return false;
+        }
+        make_arrival(e, p);
+        if (p->q_mask >> qi & 1) return true;
+    }
+    return false;
+}
+
+/* Every arrival by `cycle` made (a message packet cut now queues behind them
+ * in an unbounded source), up to hard_pkts held (counted, as fill_queue). */
+static void make_all_arrivals(tep *e, tep_port *p, uint64_t cycle)
+{
+    while (p->next_arrival <= cycle) {
+        if (p->queued >= e->hard_pkts) {
+            e->source_cap_hits++;
+            return;
+        }
+        make_arrival(e, p);
     }
 }
 
@@ -294,7 +345,7 @@ static bool mcast_can_go(const tep *e, tep_port *p)
 
 /* Round-robin over non-empty source queues starting at p->rr (the multicast
  * queue sits at position TEP_MCAST_Q): the first whose head can go. */
-static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
+static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf, uint64_t cycle)
 {
     if (!e->cfg.src_voq) {
         if (queue_empty(&p->q[0])) return -1;
@@ -303,9 +354,13 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
     }
     const bool mc = p->mc_queued;
     const int start = p->rr;
+    /* arrivals waiting in the generator (soft cap reached): the empty queues
+     * they could fill are looked at too (fill_queue) */
+    const bool behind = bernoulli_on(e, p) && p->next_arrival <= cycle;
+    const uint64_t cand = behind ? p->q_mask | p->dest_reach : p->q_mask;
     /* dest queues at or after start, then the multicast queue, then the rest */
-    uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : p->q_mask & (~0ULL << start);
-    uint64_t lo = p->q_mask & ~hi;
+    uint64_t hi = start >= TRAFFIC_MAX_PORTS ? 0 : cand & (~0ULL << start);
+    uint64_t lo = cand & ~hi;
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 1) {
             if (mc && mcast_can_go(e, p)) return TEP_MCAST_Q;
@@ -315,16 +370,17 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf)
          * head cannot leave before: it goes only when picked) */
         for (uint64_t m = (pass == 0 ? hi : lo) & ~p->stuck_mask; m; m &= m - 1) {
             int qi = __builtin_ctzll(m);
+            const bool held = p->q_mask >> qi & 1; /* else empty, and behind: its next packet would be Bernoulli */
             /* a unicast queue: one destination pool (or the input's pool) decides */
-            uint32_t need = head_need(e, p, (unsigned)qi);
+            uint32_t need = held ? head_need(e, p, (unsigned)qi) : e->cfg.saf ? (uint32_t)e->cfg.pkt_flits : 1;
             bool ok;
             switch (e->cfg.credit_mode) {
             case TEP_CREDIT_NONE: ok = true; break;
             case TEP_CREDIT_PER_DEST: ok = sim_link_can_send(p->tx, (unsigned)qi, need); break;
             default: ok = sim_link_can_send(p->tx, 0, need); break;
             }
-            if (ok) return qi;
-            p->stuck_mask |= 1ULL << qi;
+            if (ok && (held || fill_queue(e, p, qi, cycle))) return qi;
+            if (!ok && held) p->stuck_mask |= 1ULL << qi;
         }
     }
     return -1;
@@ -363,6 +419,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         uint32_t payload;
         uint64_t mask;
         if (traffic_message_next(p->msg, &payload, &mask)) {
+            if (bernoulli_on(e, p) && p->next_arrival <= cycle) make_all_arrivals(e, p, cycle);
             unsigned nflits = 1 + (payload + (uint32_t)e->cfg.flit_bytes - 1) / (uint32_t)e->cfg.flit_bytes;
             new_message_packet(e, p, mask, nflits, payload);
             p->msg_queued++;
@@ -373,7 +430,7 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     if (p->tx_free_ps > now) return TEP_BUSY; /* the wire is still serialising */
     int qi = p->cur_q;
     if (qi < 0) {
-        qi = pick_queue(e, p, 1);
+        qi = pick_queue(e, p, 1, cycle);
         if (qi < 0) return TEP_BLOCKED;
     }
     tep_queue *r = &p->q[qi];
@@ -494,8 +551,10 @@ static void set_due(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now, bool b
     e->blocked_mask = blocked ? e->blocked_mask | bit : e->blocked_mask & ~bit;
     const bool wire_busy = p->tx_free_ps > now; /* free at tx_free_cycle, the first edge at or after tx_free_ps */
     uint64_t due = UINT64_MAX;
-    /* a full source makes its next packet when one has left: its sending wakes it */
-    if (bernoulli_on(e, p) && p->queued < TEP_SRC_QUEUE_PKTS)
+    /* A source with arrivals waiting in its generator has made every packet an
+     * unbounded one could send now (pick_queue): if it is blocked, no queue has
+     * credits, and only their return (tep_credit), not an arrival, lets it go. */
+    if (bernoulli_on(e, p) && p->next_arrival > cycle)
         due = wire_busy && p->next_arrival < p->tx_free_cycle ? p->tx_free_cycle : p->next_arrival;
     if (p->msg) due = cycle + 1;
     if (work && e->sending && !blocked) {

@@ -39,6 +39,10 @@ typedef struct tep_cfg {
     sim_time_ps warmup_ps, end_ps;
     bool record_latency;
     uint64_t seed;
+    /* packets a source holds: soft and hard caps (see TEP_SRC_QUEUE_PKTS);
+     * 0: TEP_SRC_QUEUE_PKTS and TEP_SRC_HARD_PKTS; UINT32_MAX for both: an
+     * unbounded source (the reference the caps are checked against) */
+    uint32_t src_soft_pkts, src_hard_pkts;
 } tep_cfg;
 
 struct tep;
@@ -51,22 +55,34 @@ struct tep;
 /* Packets a source holds in its queues (all of them together). An open-loop
  * Bernoulli source offered more than the switch carries backs up without end
  * (a 64-port switch at load 1.0 carries ~98 %: 16 B a packet, a gigabyte per
- * 10^7 cycles). Past this many, a source makes no more packets until one
- * leaves: the rest of its arrival stream waits in the generator (its PRNG
- * state and next arrival cycle, O(1) memory), each packet made later with
- * its own arrival time, in arrival order. So latencies, flow order and the
- * FIFO source are as with an unbounded queue. With per-destination queues
- * (src_voq) a destination's packets may wait in the generator behind others
- * while its queue is empty; the switch's own VOQ in front of it (depth flits)
- * drains for longer than such a gap usually lasts. Not exactly: over long
- * overloaded runs the backlog's mix of destinations drifts, a few queues run
- * dry now and then, and saturated throughput with long packets can come out
- * lower than with unbounded queues (the 64-port, 17-flit bench component at
- * 2M cycles: 0.975 against 0.986; 1-flit packets at 200k: identical).
- * The rings shrink as they empty (queue_pop), so memory stays within a few
- * times 1024 x 16 B a source whatever the run's length (nvswitch_bench checks
- * peak RSS at 200k against 2M cycles). */
+ * 10^7 cycles). The packets past what a source holds stay in its generator
+ * (PRNG state and next arrival cycle, O(1) memory) and are made later, in
+ * arrival order, each with its own arrival time. The results are those of an
+ * unbounded source as long as the source holds every packet its next pick
+ * could choose:
+ *  - at a visit it makes its arrivals up to TEP_SRC_QUEUE_PKTS (the soft cap);
+ *  - when it picks a queue (round robin over the queues whose head has
+ *    credits), a queue that has credits, is empty, and could be non-empty in
+ *    an unbounded source (the pattern can send there and arrivals wait in the
+ *    generator) gets the generator run on, in arrival order, until that queue
+ *    has a packet or no arrival waits, up to TEP_SRC_HARD_PKTS held. An
+ *    unbounded source would pick that queue's head now, so it must be there.
+ * With a FIFO source (no src_voq) the soft cap alone is exact. Only when a
+ * source holds TEP_SRC_HARD_PKTS and still needs a packet from the generator
+ * may it pick otherwise than an unbounded one: each such pick counts in
+ * tep.source_cap_hits (nvswitch_uniform: metric source_cap_hits, check
+ * sources_exact). What a source holds past the soft cap is what an unbounded
+ * one holds between its oldest unsent packet and the newest queue head it
+ * sends from: while some of its queues still run dry that is nearly all of
+ * the unbounded backlog (the 64-port 17-flit bench at 2M cycles: 132k packets
+ * held against 145k, the same peak RSS as unbounded sources); once every
+ * queue of an overloaded source stays non-empty, it is the spread of the
+ * queues' head ages, which grows as the square root of the run, not
+ * linearly; the hard cap bounds it. The rings shrink as they empty
+ * (queue_pop): memory is within a few times TEP_SRC_HARD_PKTS x 16 B a
+ * source whatever the run's length. */
 #define TEP_SRC_QUEUE_PKTS 1024u
+#define TEP_SRC_HARD_PKTS (16u * TEP_SRC_QUEUE_PKTS) /* 64 sources: 16 MB of entries at most */
 
 /* A source queue entry: what a packet needs while it waits. A Bernoulli
  * packet's record (tpkt) is filled only when the source sends it, from the
@@ -128,6 +144,7 @@ typedef struct tep_port {
     bool mc_queued;             /* the multicast queue is not empty (a pick leaves its struct alone) */
     sim_rng rng;
     uint64_t generated_flits;
+    uint64_t dest_reach;        /* destination queues the pattern can fill (Bernoulli packets) */
     uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
     /* Source queues: one per destination plus one for multicast (src_voq),
      * else queue 0 only (a FIFO). A flow's packets share one queue, so the
@@ -179,6 +196,8 @@ typedef struct tep {
     /* totals */
     uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
     uint64_t flits_generated;   /* (made so far: see tep_catch_up) */
+    uint32_t soft_pkts, hard_pkts; /* cfg.src_soft_pkts / src_hard_pkts with the defaults in */
+    uint64_t source_cap_hits;   /* picks that needed a packet from the generator of a source at hard_pkts */
     uint64_t unmade_copies_at_stop; /* arrived by tep_stop_injection but never made (TEP_SRC_QUEUE_PKTS) */
     sim_hist latency_cycles;    /* delivered in the window */
     sim_time_ps first_delivery_ps, last_delivery_ps;
