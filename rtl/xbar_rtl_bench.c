@@ -16,6 +16,9 @@
  *                         alone (model=tl's component + the bare loop): above 1 is time the
  *                         co-simulation adds beyond the component and the RTL themselves
  *   model_rtl_variant     the Verilated variant these ran ("ports:latency:iters:fanout_read")
+ *   model_rtl_overhead_packets (_floor_packets)  the same with 17-flit store-and-forward
+ *                         packets (the nvswitch bench's workload); the fields above use
+ *                         1-flit cells, one link message and credit per flit
  *   ports64               the same bare loop, model=tl and model=rtl at 64 ports (NVSwitch 3's
  *                         radix; a variant Verilated on first use unless prebuilt)
  * Usage: rtl_bench [cycles] [bench.json] [bare | component=tl|rtl|both [ports]]
@@ -88,8 +91,12 @@ static void *rtl_core_new(const xbar_core_cfg *cfg, sim_trace *trace, const xbar
     return xbar_rtl_core_new(cfg, trace, ops, why, why_n);
 }
 
-/* nvswitch_uniform's experiment with a given core: switch cycles per CPU second. */
-static double run_component(nvs_model model, unsigned ports, uint64_t cycles, double *throughput)
+/* nvswitch_uniform's experiment with a given core: switch cycles per CPU second.
+ * cells: 1-flit packets, each a link message with its credit (the worst case
+ * for the surroundings' per-message cost); otherwise NVLink-sized packets
+ * (256 B payload: 17 flits), store-and-forward, credits returned per packet,
+ * as the nvswitch bench runs the component. */
+static double run_component_w(nvs_model model, unsigned ports, uint64_t cycles, bool cells, double *throughput)
 {
     nvs_uniform_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -98,13 +105,14 @@ static double run_component(nvs_model model, unsigned ports, uint64_t cycles, do
     cfg.net.sw.core.iters = 1;
     cfg.net.sw.core.fanout_read = 0;
     cfg.net.sw.model = model;
-    cfg.net.sw.credit_batch = 1;
+    cfg.net.sw.credit_batch = cells ? 1 : 17;
+    cfg.net.sw.saf = !cells;
     cfg.net.port_GBps = 25;
     cfg.net.flit_bytes = 16;
     cfg.net.link_latency_ns = 10;
     cfg.load = 1.0;
     cfg.pattern = TRAFFIC_UNIFORM;
-    cfg.pkt_flits = 1;
+    cfg.pkt_flits = cells ? 1 : 17;
     cfg.cycles = cycles;
     cfg.warmup = cycles / 10;
     cfg.seed = 1;
@@ -120,6 +128,11 @@ static double run_component(nvs_model model, unsigned ports, uint64_t cycles, do
     sim_kernel_free(k);
     *throughput = r.throughput;
     return (double)r.switch_cycles / cpu;
+}
+
+static double run_component(nvs_model model, unsigned ports, uint64_t cycles, double *throughput)
+{
+    return run_component_w(model, ports, cycles, true, throughput);
 }
 
 int main(int argc, char **argv)
@@ -164,6 +177,16 @@ int main(int argc, char **argv)
            "floor (model=tl) %.2fx; model=rtl over its parts %.2f\n", bare.variant, bare.cpu_cps / cps_rtl, bare.cpu_cps / cps_both,
            bare.cpu_cps / cps_tl, (1 / cps_rtl) / (1 / cps_tl + 1 / bare.cpu_cps));
 
+    /* The same with NVLink-sized store-and-forward packets: the RTL does the
+     * same work per cycle (a flit per input), the surroundings one message
+     * per packet instead of per flit. */
+    double thr_tl_p, thr_rtl_p;
+    double cps_tl_p = run_component_w(NVS_MODEL_TL, 16, ccycles, false, &thr_tl_p);
+    double cps_rtl_p = run_component_w(NVS_MODEL_RTL, 16, ccycles, false, &thr_rtl_p);
+    printf("rtl_bench: 17-flit store-and-forward packets: tl %.3f, rtl %.3f M cycles/s CPU (throughput %.4f, %.4f); "
+           "model=rtl overhead %.2fx, floor %.2fx\n", cps_tl_p / 1e6, cps_rtl_p / 1e6, thr_tl_p, thr_rtl_p,
+           bare.cpu_cps / cps_rtl_p, bare.cpu_cps / cps_tl_p);
+
     /* 64 ports: the RTL's share grows with N^2 (allocator, crossbar), the
      * component's with N. The first run Verilates the variant (not timed). */
     const uint64_t c64 = cycles / 20 ? cycles / 20 : 1;
@@ -191,6 +214,9 @@ int main(int argc, char **argv)
     cJSON_AddNumberToObject(o, "model_rtl_overhead_floor", bare.cpu_cps / cps_tl);
     cJSON_AddNumberToObject(o, "model_rtl_vs_parts", (1 / cps_rtl) / (1 / cps_tl + 1 / bare.cpu_cps));
     cJSON_AddStringToObject(o, "model_rtl_variant", bare.variant);
+    cJSON_AddNumberToObject(o, "model_rtl_cycles_per_s_packets", cps_rtl_p);
+    cJSON_AddNumberToObject(o, "model_rtl_overhead_packets", bare.cpu_cps / cps_rtl_p);
+    cJSON_AddNumberToObject(o, "model_rtl_overhead_floor_packets", bare.cpu_cps / cps_tl_p);
     cJSON *o64 = cJSON_AddObjectToObject(o, "ports64");
     cJSON_AddNumberToObject(o64, "cycles", (double)c64);
     cJSON_AddStringToObject(o64, "model_rtl_variant", bare64.variant);
