@@ -1,4 +1,5 @@
-/* Links: the only path between components (SST's Link, BookSim's Channel).
+/* Links: the path between components (SST's Link, BookSim's Channel; the
+ * exceptions still left are listed in docs/architecture.md, "Known exceptions").
  *
  * A link is one direction of a wire: send(msg, bytes) serialises the message
  * at the link's bandwidth behind earlier messages, then delivers it after the

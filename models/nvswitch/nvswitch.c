@@ -55,7 +55,7 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
     } else {
         if (!rtl_new) {
             snprintf(why, why_n,
-                     "model=%s: the Verilated switch is not built into this simrun yet (issue 5); allowed now: model=tl",
+                     "model=%s: this binary has no Verilated switch registered (nvswitch_register_rtl); allowed here: model=tl",
                      cfg->model == NVS_MODEL_RTL ? "rtl" : "both");
             if (cops) cops->free(cimpl);
             free(s);

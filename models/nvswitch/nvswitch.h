@@ -1,5 +1,7 @@
 /* The NVSwitch-like crossbar as a kernel component: N ports joined to the
- * endpoints ONLY through sim links, one clock-domain handler stepping a
+ * endpoints through sim links (it still shares the traffic model's packet
+ * and message pools: docs/architecture.md, "Known exceptions"; the fabric
+ * issue removes that), one clock-domain handler stepping a
  * pluggable cycle-level core (the C core, the Verilated RTL, or both in
  * lock-step). Per cycle it presents at most one arrived flit per input to the
  * core, sends the core's output flits down the output links, and returns the
