@@ -143,6 +143,16 @@ void topo_free(topo *t)
     free(t);
 }
 
+topo *topo_fail(topo *t, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    topo_free(t);
+    return NULL;
+}
+
 static bool valid_name(const char *s)
 {
     size_t n = strlen(s);

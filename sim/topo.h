@@ -93,6 +93,8 @@ typedef struct topo {
 /* ---- building ---- */
 topo *topo_new(const char *default_preset, char *err, size_t errlen);
 void topo_free(topo *t);
+/* For the readers (file, generators): writes the message into err, frees t, returns NULL. */
+topo *topo_fail(topo *t, char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A node; params: "ports=8" style NULL-terminated list of name=value, or NULL.
  * Returns the node id or -1. */
 int topo_add_node(topo *t, const char *name, const char *kind, const char *const *params, char *err, size_t errlen);

@@ -19,17 +19,6 @@ static const char gen_help[] =
 
 const char *topo_generators_help(void) { return gen_help; }
 
-static topo *gen_fail(topo *t, char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static topo *gen_fail(topo *t, char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    topo_free(t);
-    return NULL;
-}
-
 /* The generators' own adds cannot fail on sizes they checked: a failure is a bug. */
 static uint32_t add_node(topo *t, const char *kind, unsigned ports, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static uint32_t add_node(topo *t, const char *kind, unsigned ports, const char *fmt, ...)
@@ -173,13 +162,13 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
     bool is_known = false;
     for (unsigned i = 0; i < sizeof known / sizeof *known; i++)
         if (nlen == strlen(known[i]) && !strncmp(spec, known[i], nlen)) is_known = true;
-    if (!is_known) return gen_fail(t, err, errlen, "unknown generator '%.*s'; allowed: %s", (int)(nlen > 40 ? 40 : nlen), spec, gen_help);
+    if (!is_known) return topo_fail(t, err, errlen, "unknown generator '%.*s'; allowed: %s", (int)(nlen > 40 ? 40 : nlen), spec, gen_help);
     if (read_list(args, sep, min, want, v) < 0)
-        return gen_fail(t, err, errlen, "%s: bad sizes '%s'; allowed: %s", name, args, gen_help);
+        return topo_fail(t, err, errlen, "%s: bad sizes '%s'; allowed: %s", name, args, gen_help);
     snprintf(t->generator, sizeof t->generator, "%s", name);
 #define RANGE(x, lo, hi, what)                                                                                   \
     if ((x) < (lo) || (x) > (hi))                                                                                \
-        return gen_fail(t, err, errlen, "%s: %s=%u out of range; allowed: %u..%u", name, what, (x), (unsigned)(lo), \
+        return topo_fail(t, err, errlen, "%s: %s=%u out of range; allowed: %u..%u", name, what, (x), (unsigned)(lo), \
                         (unsigned)(hi));
     if (!strcmp(name, "ring")) {
         RANGE(v[0], 3, 4096, "N");
@@ -200,7 +189,7 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
         bool torus = name[0] == 't';
         RANGE(v[0], torus ? 3 : 1, 256, "R");
         RANGE(v[1], torus ? 3 : 1, 256, "C");
-        if (v[0] * v[1] < 2) return gen_fail(t, err, errlen, "%s: %ux%u has one node; allowed: at least 2", name, v[0], v[1]);
+        if (v[0] * v[1] < 2) return topo_fail(t, err, errlen, "%s: %ux%u has one node; allowed: at least 2", name, v[0], v[1]);
         int dims[3] = { (int)v[1], (int)v[0], 1 };   /* x = column (C), y = row (R) */
         grid(t, dims, torus);
     } else if (!strcmp(name, "torus3d")) {
@@ -209,7 +198,7 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
         grid(t, dims, true);
     } else if (!strcmp(name, "fattree")) {
         RANGE(v[0], 2, TOPO_MAX_PORTS, "K");
-        if (v[0] % 2) return gen_fail(t, err, errlen, "fattree: K=%u is odd; allowed: an even radix 2..64", v[0]);
+        if (v[0] % 2) return topo_fail(t, err, errlen, "fattree: K=%u is odd; allowed: an even radix 2..64", v[0]);
         fattree(t, v[0]);
     } else {
         RANGE(v[0], 1, 4096, "LEAVES");
@@ -217,12 +206,12 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
         RANGE(v[2], 1, TOPO_MAX_PORTS, "HOSTS_PER_LEAF");
         RANGE(v[3], 1, TOPO_MAX_PORTS, "UPLINKS");
         if (v[2] + v[1] * v[3] > TOPO_MAX_PORTS)
-            return gen_fail(t, err, errlen, "leafspine: a leaf needs HOSTS_PER_LEAF + SPINES x UPLINKS = %u ports; allowed: <= %d",
+            return topo_fail(t, err, errlen, "leafspine: a leaf needs HOSTS_PER_LEAF + SPINES x UPLINKS = %u ports; allowed: <= %d",
                             v[2] + v[1] * v[3], TOPO_MAX_PORTS);
         if (v[0] * v[3] > TOPO_MAX_PORTS)
-            return gen_fail(t, err, errlen, "leafspine: a spine needs LEAVES x UPLINKS = %u ports; allowed: <= %d", v[0] * v[3],
+            return topo_fail(t, err, errlen, "leafspine: a spine needs LEAVES x UPLINKS = %u ports; allowed: <= %d", v[0] * v[3],
                             TOPO_MAX_PORTS);
-        if (v[0] * v[2] < 2) return gen_fail(t, err, errlen, "leafspine: %u host(s); allowed: at least 2", v[0] * v[2]);
+        if (v[0] * v[2] < 2) return topo_fail(t, err, errlen, "leafspine: %u host(s); allowed: at least 2", v[0] * v[2]);
         leafspine(t, v[0], v[1], v[2], v[3]);
     }
 #undef RANGE

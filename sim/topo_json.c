@@ -4,7 +4,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +13,6 @@
 
 #define TOPO_FILE_MAX_BYTES (64u << 20)
 
-static topo *refuse(topo *t, char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static topo *refuse(topo *t, char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    topo_free(t);
-    return NULL;
-}
 
 /* Line and column (1-based) of byte offset off, for parse errors. */
 static void line_col(const char *text, size_t off, unsigned *line, unsigned *col)
@@ -60,27 +49,27 @@ static topo *read_nodes(topo *t, const cJSON *nodes, char *err, size_t errlen)
     unsigned i = 0;
     for (const cJSON *n = nodes->child; n; n = n->next, i++) {
         char bad[128];
-        if (!cJSON_IsObject(n)) return refuse(t, err, errlen, "nodes[%u]: not an object; allowed: {\"name\",\"kind\",\"params\"}", i);
+        if (!cJSON_IsObject(n)) return topo_fail(t, err, errlen, "nodes[%u]: not an object; allowed: {\"name\",\"kind\",\"params\"}", i);
         if (!only_fields(n, node_fields, bad, sizeof bad))
-            return refuse(t, err, errlen, "nodes[%u]: unknown or repeated field '%s'; allowed: name, kind, params, once each", i, bad);
+            return topo_fail(t, err, errlen, "nodes[%u]: unknown or repeated field '%s'; allowed: name, kind, params, once each", i, bad);
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(n, "name");
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(n, "kind");
         const cJSON *params = cJSON_GetObjectItemCaseSensitive(n, "params");
-        if (!cJSON_IsString(name)) return refuse(t, err, errlen, "nodes[%u]: field name missing or not a string", i);
+        if (!cJSON_IsString(name)) return topo_fail(t, err, errlen, "nodes[%u]: field name missing or not a string", i);
         if (!cJSON_IsString(kind))
-            return refuse(t, err, errlen, "nodes[%u] '%s': field kind missing or not a string", i, name->valuestring);
+            return topo_fail(t, err, errlen, "nodes[%u] '%s': field kind missing or not a string", i, name->valuestring);
         /* params: an object of integers, passed on as "key=value". */
         char buf[8][96];
         const char *list[9];
         unsigned np = 0;
         if (params) {
             if (!cJSON_IsObject(params))
-                return refuse(t, err, errlen, "nodes[%u] '%s': field params is not an object", i, name->valuestring);
+                return topo_fail(t, err, errlen, "nodes[%u] '%s': field params is not an object", i, name->valuestring);
             for (const cJSON *p = params->child; p; p = p->next) {
-                if (np == 8) return refuse(t, err, errlen, "nodes[%u] '%s': more than 8 params", i, name->valuestring);
+                if (np == 8) return topo_fail(t, err, errlen, "nodes[%u] '%s': more than 8 params", i, name->valuestring);
                 double v = p->valuedouble;
                 if (!cJSON_IsNumber(p) || !isfinite(v) || v != floor(v) || fabs(v) > 1e9)
-                    return refuse(t, err, errlen, "nodes[%u] '%s': param '%s' is not an integer", i, name->valuestring,
+                    return topo_fail(t, err, errlen, "nodes[%u] '%s': param '%s' is not an integer", i, name->valuestring,
                                   p->string ? p->string : "");
                 snprintf(buf[np], sizeof buf[np], "%.40s=%.0f", p->string ? p->string : "", v);
                 list[np] = buf[np];
@@ -90,7 +79,7 @@ static topo *read_nodes(topo *t, const cJSON *nodes, char *err, size_t errlen)
         list[np] = NULL;
         char e2[1024];
         if (topo_add_node(t, name->valuestring, kind->valuestring, list, e2, sizeof e2) < 0)
-            return refuse(t, err, errlen, "nodes[%u]: %s", i, e2);
+            return topo_fail(t, err, errlen, "nodes[%u]: %s", i, e2);
     }
     return t;
 }
@@ -110,26 +99,26 @@ static topo *read_links(topo *t, const cJSON *links, char *err, size_t errlen)
     unsigned i = 0;
     for (const cJSON *l = links->child; l; l = l->next, i++) {
         char bad[128];
-        if (!cJSON_IsObject(l)) return refuse(t, err, errlen, "links[%u]: not an object; allowed: {\"a\",\"b\",\"preset\",...}", i);
+        if (!cJSON_IsObject(l)) return topo_fail(t, err, errlen, "links[%u]: not an object; allowed: {\"a\",\"b\",\"preset\",...}", i);
         if (!only_fields(l, link_fields, bad, sizeof bad))
-            return refuse(t, err, errlen, "links[%u]: unknown or repeated field '%s'; allowed: a, b, preset, latency_ns, GBps, once each", i, bad);
+            return topo_fail(t, err, errlen, "links[%u]: unknown or repeated field '%s'; allowed: a, b, preset, latency_ns, GBps, once each", i, bad);
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(l, "a");
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "b");
         const cJSON *preset = cJSON_GetObjectItemCaseSensitive(l, "preset");
         if (!cJSON_IsString(a) || !cJSON_IsString(b))
-            return refuse(t, err, errlen, "links[%u]: fields a and b must be strings (node or node.port)", i);
+            return topo_fail(t, err, errlen, "links[%u]: fields a and b must be strings (node or node.port)", i);
         if (preset && !cJSON_IsString(preset))
-            return refuse(t, err, errlen, "links[%u]: field preset is not a string", i);
+            return topo_fail(t, err, errlen, "links[%u]: field preset is not a string", i);
         double lat = -1, gbps = -1;   /* < 0: the preset's */
         bool has_lat = cJSON_GetObjectItemCaseSensitive(l, "latency_ns"), has_gbps = cJSON_GetObjectItemCaseSensitive(l, "GBps");
         if (!opt_number(l, "latency_ns", &lat) || (has_lat && !(lat >= 0 && lat <= 1e9)))
-            return refuse(t, err, errlen, "links[%u]: field latency_ns must be a number >= 0 (up to 1e9)", i);
+            return topo_fail(t, err, errlen, "links[%u]: field latency_ns must be a number >= 0 (up to 1e9)", i);
         if (!opt_number(l, "GBps", &gbps) || (has_gbps && !(gbps > 0 && gbps <= 1e5)))
-            return refuse(t, err, errlen, "links[%u]: field GBps must be a number > 0 (up to 1e5)", i);
+            return topo_fail(t, err, errlen, "links[%u]: field GBps must be a number > 0 (up to 1e5)", i);
         char e2[2048];
         if (topo_add_link(t, a->valuestring, b->valuestring, preset ? preset->valuestring : NULL, lat, gbps, e2,
                           sizeof e2) < 0)
-            return refuse(t, err, errlen, "links[%u]: %s", i, e2);
+            return topo_fail(t, err, errlen, "links[%u]: %s", i, e2);
     }
     return t;
 }
@@ -160,7 +149,7 @@ topo *topo_from_json_text(const char *text, size_t len, const char *default_pres
         line_col(buf, off, &line, &col);
         cJSON_Delete(root);
         free(buf);
-        return refuse(t, err, errlen, "JSON syntax error at line %u, column %u%s", line, col,
+        return topo_fail(t, err, errlen, "JSON syntax error at line %u, column %u%s", line, col,
                       root ? " (text after the top-level value)" : "");
     }
     free(buf);
@@ -168,13 +157,13 @@ topo *topo_from_json_text(const char *text, size_t len, const char *default_pres
     char bad[128];
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
-    if (!cJSON_IsObject(root)) t = refuse(t, err, errlen, "top level: not an object; allowed: {\"nodes\":[...],\"links\":[...]}");
+    if (!cJSON_IsObject(root)) t = topo_fail(t, err, errlen, "top level: not an object; allowed: {\"nodes\":[...],\"links\":[...]}");
     else if (!only_fields(root, top_fields, bad, sizeof bad))
-        t = refuse(t, err, errlen, "top level: unknown or repeated field '%s'; allowed: nodes, links, once each", bad);
-    else if (!cJSON_IsArray(nodes)) t = refuse(t, err, errlen, "top level: field nodes missing or not an array");
-    else if (!cJSON_IsArray(links)) t = refuse(t, err, errlen, "top level: field links missing or not an array");
+        t = topo_fail(t, err, errlen, "top level: unknown or repeated field '%s'; allowed: nodes, links, once each", bad);
+    else if (!cJSON_IsArray(nodes)) t = topo_fail(t, err, errlen, "top level: field nodes missing or not an array");
+    else if (!cJSON_IsArray(links)) t = topo_fail(t, err, errlen, "top level: field links missing or not an array");
     else if ((t = read_nodes(t, nodes, err, errlen)) && (t = read_links(t, links, err, errlen))) {
-        if (topo_finish(t, err, errlen)) t = refuse(t, NULL, 0, "%s", "");
+        if (topo_finish(t, err, errlen)) t = topo_fail(t, NULL, 0, "%s", "");
     }
     cJSON_Delete(root);
     return t;
