@@ -5,6 +5,7 @@
 #include "models/nvswitch/xbar_core.h"
 #include "models/nvswitch/xbar_lockstep.h"
 #include "sim/rng.h"
+#include "check_upstream.h"
 
 #include <check.h>
 #include <signal.h>
@@ -426,20 +427,7 @@ static void stress(int n, xbar_queue_kind qk, xbar_alloc_kind ak, int iters, int
                 pkt_left[i] = pkt_len;
             }
             const uint64_t dm = pkt_dm[i];
-            int k = __builtin_popcountll(dm), ok = 1;
-            if (depth) {
-                if (!voq) ok = credits[i][0] >= 1;
-                else if (shared) ok = credits[i][0] >= k;
-                else
-                    for (uint64_t d = dm; d; d &= d - 1) ok &= credits[i][__builtin_ctzll(d)] >= 1;
-            }
-            if (!ok) continue;
-            if (depth) {
-                if (!voq) credits[i][0]--;
-                else if (shared) credits[i][0] -= k;
-                else
-                    for (uint64_t d = dm; d; d &= d - 1) credits[i][__builtin_ctzll(d)]--;
-            }
+            if (!upstream_take(credits[i], dm, depth, voq, shared)) continue;
             pkt_left[i]--;
             uint32_t s = next_seq[i]++;
             in.valid |= 1ULL << i;

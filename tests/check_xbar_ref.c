@@ -12,6 +12,7 @@
 #include "models/nvswitch/xbar_ref.h"
 #include "sim/rng.h"
 #include "sim/sim.h"
+#include "check_upstream.h"
 
 #include <check.h>
 #include <inttypes.h>
@@ -376,23 +377,9 @@ static rt_result rt_run(const rt_cfg *c, uint64_t seed)
                 }
             }
             const uint64_t dm = pkt_dm[i];
-            const int k = __builtin_popcountll(dm);
             if (!in_run[i]) {
                 if (sim_rng_bernoulli(&g, c->gap)) continue;
-                int ok = 1;
-                if (depth) {
-                    if (!voq) ok = credit[i][0] >= 1;
-                    else if (shared) ok = credit[i][0] >= k;
-                    else
-                        for (uint64_t d = dm; d; d &= d - 1) ok &= credit[i][__builtin_ctzll(d)] >= 1;
-                }
-                if (!ok) continue;
-                if (depth) {
-                    if (!voq) credit[i][0]--;
-                    else if (shared) credit[i][0] -= k;
-                    else
-                        for (uint64_t d = dm; d; d &= d - 1) credit[i][__builtin_ctzll(d)]--;
-                }
+                if (!upstream_take(credit[i], dm, depth, voq, shared)) continue;
             } else {
                 by_run |= 1ULL << i;
             }
