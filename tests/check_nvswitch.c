@@ -366,9 +366,11 @@ START_TEST(rtl_model_refused_until_registered)
 }
 END_TEST
 
-/* model=both through the component: a stand-in "RTL" (the C core itself,
+/* model=both through the component: a stand-in "RTL" (the fast C core,
  * optionally with the RRM pointer bug) registered where the Verilated core
- * will register; equal cores never mismatch, the RRM one must. */
+ * registers, compared with either C core (core=fast|ref); equal rules never
+ * mismatch, the RRM one must, and with core=ref the reference is the side
+ * named in the mismatch. */
 static int standin_rrm;
 static void *standin_new(const xbar_core_cfg *cfg, sim_trace *trace, const xbar_core_ops **ops, char *why, size_t why_n)
 {
@@ -387,16 +389,24 @@ static void *standin_new(const xbar_core_cfg *cfg, sim_trace *trace, const xbar_
 START_TEST(model_both_lockstep)
 {
     nvswitch_register_rtl(standin_new);
-    for (standin_rrm = 0; standin_rrm <= 1; standin_rrm++) {
-        nvs_uniform_cfg c = ucfg(8, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 16, 0.9);
-        c.net.sw.model = NVS_MODEL_BOTH;
-        c.cycles = 4000;
-        c.warmup = 500;
-        nvs_uniform_result r = urun(&c);
-        ck_assert_uint_gt(r.cycles_compared, 4000);
-        if (standin_rrm) ck_assert_msg(r.mismatches > 0, "RRM stand-in never mismatched");
-        else ck_assert_msg(r.mismatches == 0, "identical cores mismatched: %s", r.first_mismatch);
-    }
+    for (int ref = 0; ref <= 1; ref++)
+        for (standin_rrm = 0; standin_rrm <= 1; standin_rrm++) {
+            nvs_uniform_cfg c = ucfg(8, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 16, 0.9);
+            c.net.sw.model = NVS_MODEL_BOTH;
+            c.net.sw.c_core = ref ? NVS_C_CORE_REF : NVS_C_CORE_FAST;
+            c.cycles = 4000;
+            c.warmup = 500;
+            nvs_uniform_result r = urun(&c);
+            ck_assert_uint_gt(r.cycles_compared, 4000);
+            if (standin_rrm) {
+                ck_assert_msg(r.mismatches > 0, "core=%s: RRM stand-in never mismatched", ref ? "ref" : "fast");
+                if (ref)
+                    ck_assert_msg(strstr(r.first_mismatch, " ref=") != NULL, "the compared C core is not the reference: %s",
+                                  r.first_mismatch);
+            } else {
+                ck_assert_msg(r.mismatches == 0, "core=%s: equal rules mismatched: %s", ref ? "ref" : "fast", r.first_mismatch);
+            }
+        }
     nvswitch_register_rtl(NULL);
 }
 END_TEST
