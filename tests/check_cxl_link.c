@@ -19,24 +19,16 @@
 
 #include "models/cxl/cxl_sys.h"
 
-#ifndef LINKSTACK_SIMRUN
-#error "CMake passes LINKSTACK_SIMRUN, the path of build/bin/simrun"
-#endif
+#include "check_simrun.h"
 
 static char out[1 << 16];
 static char outdir[64];
 
 static int simrun(const char *args)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' %s trace=0 2>&1", LINKSTACK_SIMRUN, outdir, args);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    ck_assert_msg(WIFEXITED(st), "simrun %s did not exit normally", args);
-    return WEXITSTATUS(st);
+    char with_trace[1024];
+    snprintf(with_trace, sizeof with_trace, "%s trace=0", args);
+    return check_simrun(outdir, with_trace, out, sizeof out);
 }
 
 /* metrics.<name> of reports/<test>.json */

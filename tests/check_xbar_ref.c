@@ -23,9 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef LINKSTACK_SIMRUN
-#error "CMake passes LINKSTACK_SIMRUN, the path of build/bin/simrun"
-#endif
+#include "check_simrun.h"
 
 /* ck_assert costs a syscall per call: hot loops test with plain ifs. */
 #define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
@@ -601,29 +599,17 @@ END_TEST
 /* core= through simrun: bad names and core with model=rtl are input errors. */
 static char outdir[64];
 
-static int simrun_status(const char *args, char *out, size_t n)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' %s 2>&1", LINKSTACK_SIMRUN, outdir, args);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t got = fread(out, 1, n - 1, p);
-    out[got] = 0;
-    int st = pclose(p);
-    ck_assert_msg(WIFEXITED(st), "simrun %s did not exit normally", args);
-    return WEXITSTATUS(st);
-}
 
 START_TEST(core_param_checked)
 {
     char out[4096];
     snprintf(outdir, sizeof outdir, "/tmp/check_xbar_ref.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(outdir));
-    ck_assert_int_eq(simrun_status("nvswitch_uniform core=slow", out, sizeof out), 2);
+    ck_assert_int_eq(check_simrun(outdir, "nvswitch_uniform core=slow", out, sizeof out), 2);
     ck_assert_msg(strstr(out, "fast|ref") != NULL, "%s", out);
-    ck_assert_int_eq(simrun_status("nvswitch_fanout model=rtl core=ref", out, sizeof out), 2);
+    ck_assert_int_eq(check_simrun(outdir, "nvswitch_fanout model=rtl core=ref", out, sizeof out), 2);
     ck_assert_msg(strstr(out, "core=ref") != NULL && strstr(out, "model=rtl") != NULL, "%s", out);
-    ck_assert_int_eq(simrun_status("nvswitch_uniform core=ref ports=6 cycles=2000 warmup=200", out, sizeof out), 0);
+    ck_assert_int_eq(check_simrun(outdir, "nvswitch_uniform core=ref ports=6 cycles=2000 warmup=200", out, sizeof out), 0);
     char rm[128];
     snprintf(rm, sizeof rm, "rm -rf '%s'", outdir);
     ck_assert_int_eq(system(rm), 0);
