@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tb/pcie_common.h"
+#include "check_simrun.h"
 
 static pcie_cfg base_cfg(unsigned gen, unsigned lanes)
 {
@@ -337,18 +338,14 @@ START_TEST(test_per_partner_params_simrun)
     char dir[64], cmd[512], out[8192];
     snprintf(dir, sizeof dir, "/tmp/check_pcie_link.%d", (int)getpid());
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' %s trace=0 2>&1", LINKSTACK_SIMRUN, dir, bad[i].args);
-        FILE *f = popen(cmd, "r");
-        ck_assert_ptr_nonnull(f);
-        size_t n = fread(out, 1, sizeof out - 1, f);
-        out[n] = 0;
-        int st = pclose(f);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d (expected exit 2)\n%s", bad[i].args, st, out);
+        snprintf(cmd, sizeof cmd, "%s trace=0", bad[i].args);
+        int st = check_simrun(dir, cmd, out, sizeof out);
+        ck_assert_msg(st == 2, "%s: exit %d (expected 2)\n%s", bad[i].args, st, out);
         ck_assert_msg(strstr(out, bad[i].must_say) != NULL, "%s: message does not name %s:\n%s", bad[i].args,
                       bad[i].must_say, out);
     }
-    snprintf(cmd, sizeof cmd, "'%s' --quiet --out '%s' pcie_bw op=rd count=20 cplh=8 trace=0 >/dev/null 2>&1", LINKSTACK_SIMRUN, dir);
-    ck_assert_msg(system(cmd) == 0, "pcie_bw op=rd count=20 cplh=8 failed");
+    ck_assert_msg(check_simrun(dir, "pcie_bw op=rd count=20 cplh=8 trace=0", out, sizeof out) == 0,
+                  "pcie_bw op=rd count=20 cplh=8 failed:\n%s", out);
     snprintf(cmd, sizeof cmd, "%s/reports/pcie_bw.json", dir);
     FILE *f = fopen(cmd, "r");
     ck_assert_ptr_nonnull(f);
