@@ -21,8 +21,10 @@ all: build
 deps:
 	@scripts/bootstrap.sh
 
+# Makefile, not CMakeCache.txt: a configure that failed (a package missing)
+# leaves a cache but no Makefile, and must run again.
 configure: deps
-	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE); fi
+	@if [ ! -f $(BUILD)/Makefile ]; then cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE); fi
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -39,7 +41,7 @@ test: build
 # searches again only when it configures. bench.sh fails if a comparison is missing.
 bench:
 	@scripts/bootstrap.sh bench
-	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE); else cmake -S . -B $(BUILD) >/dev/null; fi
+	@if [ ! -f $(BUILD)/Makefile ]; then cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE); else cmake -S . -B $(BUILD) >/dev/null; fi
 	@cmake --build $(BUILD) -j $(JOBS)
 	@scripts/bench.sh $(BUILD)
 
@@ -58,7 +60,7 @@ fuzz: configure
 
 # The sanitizer build CI runs: unit tests and the regression under ASan + UBSan (not RTL lint).
 asan: deps
-	@if [ ! -f $(BUILD)-asan/CMakeCache.txt ]; then cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DLINKSTACK_SANITIZE=ON; fi
+	@if [ ! -f $(BUILD)-asan/Makefile ]; then cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DLINKSTACK_SANITIZE=ON; fi
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -LE lint
 

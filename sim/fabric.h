@@ -1,0 +1,120 @@
+/* The fabric: builds a running system from a topology (sim/topo.h) -- one
+ * component per node, made by the component kind registered under the
+ * node's kind name, and two sim links (one per direction) per topology link,
+ * with the link's preset rate and latency and the credits the receiving
+ * port asks for. Components meet only through those links (SST's
+ * configureLink by port name); the fabric owns the links, the routing
+ * tables and the multicast groups, never a component's state.
+ *
+ *   topo *t = topo_from_string_or_exit(spec, link_preset);
+ *   endpoint_cfg ec = { ... };                                    // a kind's settings (its header)
+ *   sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = c->trace, .seed = c->seed,
+ *                         .kind_cfg = { { "endpoint", &ec } } };
+ *   sim_fabric *f = sim_fabric_new(k, t, &fc, err, sizeof err);   // NULL: bad input (exit 2)
+ *   sim_run(k, ...);
+ *   sim_fabric_check(f, true, why, sizeof why);                   // links + every component
+ *
+ * Build order (each step for every node in node order, so it is
+ * deterministic): build -> ingress (each connected port's credit pools) ->
+ * links made -> connect (each connected port, in port order) -> start.
+ *
+ * A model adds a kind with sim_fabric_kind_register, from a function the
+ * program calls (static libraries drop unreferenced constructors): models
+ * export `void <model>_register_kinds(void)`, which a test calls before
+ * sim_fabric_new; registering the same kind twice is harmless. */
+#ifndef SIM_FABRIC_H
+#define SIM_FABRIC_H
+
+#include "sim/kernel.h"
+#include "sim/link.h"
+#include "sim/packet.h"
+#include "sim/topo.h"
+#include "sim/trace.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sim_fabric sim_fabric;
+typedef struct cJSON cJSON;
+
+/* One connected port of a component, as the fabric made it. */
+typedef struct sim_fabric_port {
+    uint32_t node;
+    unsigned port;
+    const char *name;            /* "s0.p3" */
+    sim_link *out;               /* we send on it */
+    sim_link *in;                /* we receive on it (set our receiver on it in connect) */
+    uint32_t peer_node;
+    unsigned peer_port;
+    const topo_link *link;       /* rate, latency, preset, overhead bytes per packet */
+    /* Flow control the peer's ingress asked for on `out` (0 types: none):
+     * a packet on VC v spends ceil(bytes / out_credit_bytes) credits of pool v. */
+    unsigned out_credit_types;
+    unsigned out_credit_bytes;
+} sim_fabric_port;
+
+/* What a port's receiving side asks of the link into it. */
+typedef struct sim_fabric_ingress {
+    unsigned credit_types;       /* pools (VCs); 0 = no flow control */
+    unsigned credit_bytes;       /* bytes one credit stands for (e.g. 64 for InfiniBand blocks) */
+    uint32_t credits[SIM_LINK_MAX_CREDIT_TYPES];
+} sim_fabric_ingress;
+
+typedef struct sim_fabric_kind {
+    const char *name;            /* the topo kind it builds (topo_kind_find(name) must exist) */
+    /* The component of `node`; NULL with why on a bad node param (the fabric fails, exit 2). */
+    void *(*build)(sim_fabric *f, uint32_t node, char *why, size_t why_n);
+    /* Port `port`'s ingress flow control (NULL: none on any port). */
+    void (*ingress)(void *comp, unsigned port, sim_fabric_ingress *in);
+    void (*connect)(void *comp, const sim_fabric_port *p);
+    void (*start)(void *comp);   /* every port connected; may be NULL */
+    /* Its own conservation (nothing lost, duplicated, credits bounded); 0 fine. */
+    int (*check)(const void *comp, bool drained, char *why, size_t why_n);
+    void (*reset_stats)(void *comp);   /* end of warm-up; may be NULL */
+    void (*free)(void *comp);
+} sim_fabric_kind;
+
+void sim_fabric_kind_register(const sim_fabric_kind *k);
+const sim_fabric_kind *sim_fabric_kind_find(const char *name);
+
+#define SIM_FABRIC_MAX_KIND_CFGS 8
+typedef struct sim_fabric_cfg {
+    enum topo_routing routing;
+    sim_trace *trace;            /* NULL: no waves */
+    uint64_t seed;               /* components derive theirs with sim_fabric_node_seed */
+    /* A kind's settings from the test (the kind's own struct, from its
+     * header), read by its build; the pointers must outlive the fabric. */
+    struct { const char *kind; const void *cfg; } kind_cfg[SIM_FABRIC_MAX_KIND_CFGS];
+} sim_fabric_cfg;
+
+/* NULL with err naming the node / link / field on bad input. t stays the caller's. */
+sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *cfg, char *err, size_t errlen);
+void sim_fabric_free(sim_fabric *f);
+
+sim_kernel *sim_fabric_kernel(const sim_fabric *f);
+const topo *sim_fabric_topo(const sim_fabric *f);
+const topo_routes *sim_fabric_routes(const sim_fabric *f);
+sim_groups *sim_fabric_groups(sim_fabric *f);
+sim_trace *sim_fabric_trace(const sim_fabric *f);
+/* The kind_cfg given for kind, or NULL (the kind's defaults). */
+const void *sim_fabric_kind_cfg(const sim_fabric *f, const char *kind);
+uint64_t sim_fabric_node_seed(const sim_fabric *f, uint32_t node);
+void *sim_fabric_component(const sim_fabric *f, uint32_t node);
+/* The link of topology link `link` in direction a->b (dir 0) or b->a (1). */
+sim_link *sim_fabric_link(const sim_fabric *f, uint32_t link, unsigned dir);
+
+/* Every link's and every component's conservation; 0 fine, else why names the first failure. */
+int sim_fabric_check(const sim_fabric *f, bool drained, char *why, size_t why_n);
+/* Resets link and component statistics (end of warm-up). */
+void sim_fabric_reset_stats(sim_fabric *f);
+
+/* Per direction of every link: {"link","from","to","util","GBps","msgs","stall_ns"}. */
+cJSON *sim_fabric_link_util_json(const sim_fabric *f);
+/* The busiest direction: its utilisation and, in buf, "a.p0->b.p3". */
+double sim_fabric_max_link_util(const sim_fabric *f, char *buf, size_t n);
+/* A picture of the system: nodes by kind, links coloured by utilisation, the
+ * busiest one marked; Graphviz dot -> SVG at path (path.dot kept beside it).
+ * Returns 0, or -1 with why (dot missing: install graphviz). */
+int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *title, char *why, size_t why_n);
+
+#endif

@@ -1,0 +1,105 @@
+/* The one packet every link and switch carries (SST's SimpleNetwork::Request,
+ * BookSim's Flit): addresses, class, sizes, flow and sequence, times, hops,
+ * ECN, and an opaque pointer for the model that made it.
+ *
+ * Ownership: a packet always has exactly one holder. Its sender allocates it
+ * from a pool the sender owns (sim_pkt_alloc); sending it on a link hands it
+ * to the receiver; whoever consumes it (a sink, a NIC that turns it into a
+ * completion) calls sim_pkt_free, which returns it to the pool it came from
+ * (pkt->pool). Nothing else of a pool is ever touched by another component.
+ * A switch forwards the same packet; a multicast copy is a new packet from the
+ * copying component's own pool (sim_pkt_clone).
+ *
+ * On a link a packet travels whole (bytes = wire_bytes) or in parts (flits,
+ * bursts): sim_link_send_part carries the part's index beside the pointer,
+ * and the receiver reads it with sim_link_part (sim/link.h). */
+#ifndef SIM_PACKET_H
+#define SIM_PACKET_H
+
+#include "sim/kernel.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIM_PKT_GROUP UINT32_MAX   /* dst of a multicast packet: see group */
+
+typedef struct sim_pkt_pool sim_pkt_pool;
+
+typedef struct sim_pkt {
+    uint32_t src;              /* source endpoint address (topo endpoint index; a switch port's endpoint) */
+    uint32_t dst;              /* destination endpoint address, or SIM_PKT_GROUP */
+    uint32_t group;            /* multicast group id (sim_groups) when dst == SIM_PKT_GROUP; else 0 */
+    uint8_t tc;                /* traffic class / service level: set by the sender, never changed */
+    uint8_t vc;                /* virtual channel of the current hop (switches rewrite it: dateline, SL->VL) */
+    uint8_t ecn;               /* 1: congestion experienced (set by a marking queue) */
+    uint8_t flags;             /* the owning model's (SIM_PKT_F_*) */
+    uint16_t hops;             /* links traversed so far (a receiver of a link adds one) */
+    uint16_t parts;            /* parts it travels in on the current link (1: whole) */
+    uint32_t wire_bytes;       /* on the wire: payload + headers + per-packet link overhead */
+    uint32_t payload_bytes;    /* the part that is data (goodput) */
+    uint64_t flow;             /* flow id: ECMP hash key, per-flow order checks */
+    uint64_t seq;              /* sequence number within the flow */
+    sim_time_ps created_ps;    /* when the source made it */
+    sim_time_ps injected_ps;   /* when its first byte entered the network (source queueing excluded) */
+    void *data;                /* the owning model's (a message, a work request); never read by others */
+    sim_pkt_pool *pool;        /* where sim_pkt_free returns it */
+    struct sim_pkt *next_free; /* the pool's free list; NULL while in use */
+    uint64_t id;               /* per-pool serial number (labels, waves) */
+} sim_pkt;
+
+#define SIM_PKT_F_HEAD 1u      /* flags a model may use freely; none has a meaning here */
+
+/* A pool of packets for one component: chunks of stable records, a free list,
+ * nothing allocated per packet in steady state. live counts packets out. */
+struct sim_pkt_pool {
+    sim_pkt **chunks;
+    uint32_t n_chunks, cap_chunks;
+    sim_pkt *free_list;
+    uint64_t live, allocated_total, next_id;
+    const char *owner;         /* for messages: the component's name */
+};
+
+void sim_pkt_pool_init(sim_pkt_pool *p, const char *owner);
+/* Aborts (a bug) when packets are still out: every model frees what it made
+ * or was given before it is torn down. sim_pkt_pool_leak_ok for teardown
+ * after a failed check. */
+void sim_pkt_pool_free(sim_pkt_pool *p);
+void sim_pkt_pool_leak_ok(sim_pkt_pool *p);
+void sim_pkt_pool_grow(sim_pkt_pool *p);
+
+/* A zeroed packet (but pool and id). */
+static inline sim_pkt *sim_pkt_alloc(sim_pkt_pool *p)
+{
+    if (!p->free_list) sim_pkt_pool_grow(p);
+    sim_pkt *k = p->free_list;
+    p->free_list = k->next_free;
+    *k = (sim_pkt){ .pool = p, .id = p->next_id++, .parts = 1 };
+    p->live++;
+    p->allocated_total++;
+    return k;
+}
+static inline void sim_pkt_free(sim_pkt *k)
+{
+    sim_pkt_pool *p = k->pool;
+    k->next_free = p->free_list;
+    k->data = NULL;
+    p->free_list = k;
+    p->live--;
+}
+/* A copy of k (every field but pool, id and next_free) from pool p. */
+sim_pkt *sim_pkt_clone(sim_pkt_pool *p, const sim_pkt *k);
+
+/* Multicast groups of a system: id -> member endpoint addresses. Built with
+ * the system (one table, read-only while it runs); ids start at 1. */
+typedef struct sim_groups sim_groups;
+sim_groups *sim_groups_new(void);
+void sim_groups_free(sim_groups *g);
+uint32_t sim_groups_add(sim_groups *g, const uint32_t *members, unsigned n);
+const uint32_t *sim_groups_members(const sim_groups *g, uint32_t id, unsigned *n);
+/* Members below 64 as a bit mask (single-switch systems address ports by endpoint). */
+uint64_t sim_groups_mask64(const sim_groups *g, uint32_t id);
+
+/* "P3.17 3>5 1024B" into buf (waves, messages). */
+void sim_pkt_label(const sim_pkt *k, char *buf, size_t n);
+
+#endif
