@@ -1,0 +1,132 @@
+/* The "fabric" object of reports/bench.json (issue 17): fattree:8 (128
+ * endpoints, 80 switches), 400 GbE links, uniform load 0.7, 4 KB packets,
+ * trace off. Runs `simrun fabric_traffic` as child processes -- a short and a
+ * 10x longer run, each its own process so its peak RSS (wait4) is its own --
+ * and reads each report's pkt_hops, packets_delivered and run wall time:
+ * pkt_hops_per_s = packet-link traversals per wall second of the run.
+ *   fabric_bench SIMRUN BENCH_JSON [DURATION_US]
+ * Fails (exit 1) if a run fails or memory is not flat in run length (the
+ * long run's peak RSS more than 20 % above the short one's). */
+#include "sim/report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RSS_AGREE 0.20
+
+typedef struct run_result { double pkt_hops, packets, wall_s, peak_rss_mb, sim_us; bool pass; } run_result;
+
+static cJSON *read_json(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = buf ? fread(buf, 1, (size_t)n, f) : 0;
+    fclose(f);
+    if (!buf) return NULL;
+    buf[got] = 0;
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    return j;
+}
+
+static double metric(const cJSON *rep, const char *name)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rep, "metrics"), name);
+    if (!cJSON_IsNumber(m)) {
+        fprintf(stderr, "fabric_bench: the fabric_traffic report has no metric '%s'\n", name);
+        return -1;
+    }
+    return m->valuedouble;
+}
+
+static int run_once(const char *simrun, const char *out_dir, double duration_us, run_result *r)
+{
+    char dur[64], warm[64];
+    snprintf(dur, sizeof dur, "duration_us=%g", duration_us);
+    snprintf(warm, sizeof warm, "warmup_us=%g", duration_us / 10);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        execl(simrun, simrun, "--quiet", "--out", out_dir, "fabric_traffic", "trace=0", "topo=fattree:8", "link=eth-400g",
+              "pattern=uniform", "load=0.7", "pkt_bytes=4096", "routing=ecmp", dur, warm, (char *)NULL);
+        fprintf(stderr, "fabric_bench: cannot run %s: %s\n", simrun, strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) > 1) {
+        fprintf(stderr, "fabric_bench: the %g us run failed (status %d)\n", duration_us, status);
+        return -1;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/reports/fabric_traffic.json", out_dir);
+    cJSON *rep = read_json(path);
+    if (!rep) {
+        fprintf(stderr, "fabric_bench: cannot read %s\n", path);
+        return -1;
+    }
+    r->pkt_hops = metric(rep, "pkt_hops");
+    r->packets = metric(rep, "packets_delivered");
+    r->wall_s = metric(rep, "run_wall_s");
+    r->pass = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "pass"));
+    r->peak_rss_mb = (double)ru.ru_maxrss / 1024.0;
+    r->sim_us = duration_us;
+    cJSON_Delete(rep);
+    if (r->pkt_hops < 0 || r->packets < 0 || r->wall_s <= 0) return -1;
+    if (!r->pass) fprintf(stderr, "fabric_bench: a check of the %g us run failed\n", duration_us);
+    return r->pass ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: fabric_bench SIMRUN BENCH_JSON [DURATION_US]\n");
+        return 2;
+    }
+    const double duration_us = argc > 3 ? atof(argv[3]) : 50;
+    if (!(duration_us > 0)) {
+        fprintf(stderr, "fabric_bench: DURATION_US must be > 0 (got '%s')\n", argv[3]);
+        return 2;
+    }
+    char tmpl[] = "/tmp/fabric_bench.XXXXXX";
+    const char *dir = mkdtemp(tmpl);
+    if (!dir) return 1;
+    run_result shortr = { 0 }, longr = { 0 };
+    if (run_once(argv[1], dir, duration_us, &shortr) != 0) return 1;
+    if (run_once(argv[1], dir, 10 * duration_us, &longr) != 0) return 1;
+    const double ratio = longr.peak_rss_mb / shortr.peak_rss_mb;
+    const bool flat = ratio <= 1 + RSS_AGREE;
+
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "pkt_hops_per_s", longr.pkt_hops / longr.wall_s);
+    cJSON_AddNumberToObject(o, "pkts_per_s", longr.packets / longr.wall_s);
+    cJSON_AddNumberToObject(o, "peak_rss_mb", longr.peak_rss_mb);
+    cJSON_AddNumberToObject(o, "peak_rss_mb_short", shortr.peak_rss_mb);
+    cJSON_AddNumberToObject(o, "peak_rss_ratio_long_to_short", ratio);
+    cJSON_AddBoolToObject(o, "peak_rss_flat", flat);
+    cJSON_AddNumberToObject(o, "target_pkt_hops_per_s", 10e6);
+    cJSON_AddNumberToObject(o, "pkt_hops", longr.pkt_hops);
+    cJSON_AddNumberToObject(o, "wall_s", longr.wall_s);
+    cJSON_AddNumberToObject(o, "sim_us", longr.sim_us);
+    cJSON_AddStringToObject(o, "config", "fattree:8 (128 endpoints, 80 switches), eth-400g, uniform load 0.7, 4096 B payload, "
+                                         "ecmp, trace off; rates from the longer run; peak RSS of each run (ru_maxrss)");
+    printf("fabric: %.2f M packet hops/s, %.2f M packets/s (%.0f us simulated in %.2f s); peak RSS %.1f MB (%.0f us) vs %.1f MB "
+           "(%.0f us): %s\n",
+           longr.pkt_hops / longr.wall_s / 1e6, longr.packets / longr.wall_s / 1e6, longr.sim_us, longr.wall_s,
+           longr.peak_rss_mb, longr.sim_us, shortr.peak_rss_mb, shortr.sim_us, flat ? "flat" : "NOT flat");
+    int rc = sim_bench_write(argv[2], "fabric", o) == 0 && flat ? 0 : 1;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "fabric_bench: could not remove %s\n", dir);
+    return rc;
+}
