@@ -117,7 +117,7 @@ static void pump(fabric_endpoint *ep)
         ep->st.sent_pkts++;
         generate(ep, now);
     }
-    if (!ep->source_done && ep->cfg.pattern) wake(ep, slot_time(ep, ep->next_slot));
+    if (!ep->source_done) wake(ep, slot_time(ep, ep->next_slot));
 }
 
 static void proc_fn(void *ctx)
