@@ -69,7 +69,10 @@ static void traffic_run(sim_test_ctx *c)
     sim_hist_init(&netlat, "net_latency_ns");
     fabric_endpoint_cfg ec = { .pattern = &pat, .load = load, .pkt_bytes = pkt_bytes, .warmup_ps = warmup_ps, .end_ps = end_ps,
                                .stop_ps = end_ps, .latency_hist = &lat, .net_latency_hist = &netlat };
-    sim_fabric_cfg fc = { .routing = routing, .trace = c->trace, .seed = c->seed, .kind_cfg = { { "endpoint", &ec } } };
+    /* the switches' settings are given, so the zero-load prediction uses the same pipeline */
+    const fabric_switch_cfg sc = FABRIC_SWITCH_CFG_DEFAULT;
+    sim_fabric_cfg fc = { .routing = routing, .trace = c->trace, .seed = c->seed,
+                          .kind_cfg = { { "endpoint", &ec }, { "switch", &sc } } };
     sim_fabric *f = sim_fabric_new(c->k, t, &fc, err, sizeof err);
     if (!f) sim_input_error("fabric_traffic: topo=%s: %s", spec, err);
 
@@ -97,7 +100,7 @@ static void traffic_run(sim_test_ctx *c)
 
     /* Zero load: one packet between the endpoints farthest apart (by the predicted latency of their route). */
     const topo_routes *routes = sim_fabric_routes(f);
-    double pipeline_ns = fabric_switch_default_pipeline_ns();
+    double pipeline_ns = sc.pipeline_ns;
     uint32_t zs = 0, zd = 1;
     double zpred = -1;
     unsigned zhops = 0;
@@ -110,7 +113,7 @@ static void traffic_run(sim_test_ctx *c)
         }
     sim_kernel *zk = sim_kernel_new();
     fabric_endpoint_cfg zc = { .load = 0, .pkt_bytes = pkt_bytes, .end_ps = SIM_TIME_MAX };
-    sim_fabric_cfg zfc = { .routing = routing, .seed = c->seed, .kind_cfg = { { "endpoint", &zc } } };
+    sim_fabric_cfg zfc = { .routing = routing, .seed = c->seed, .kind_cfg = { { "endpoint", &zc }, { "switch", &sc } } };
     sim_fabric *zf = sim_fabric_new(zk, t, &zfc, err, sizeof err);
     if (!zf) sim_input_error("fabric_traffic: topo=%s: %s", spec, err);
     sim_run(zk, 0);
