@@ -68,14 +68,14 @@ START_TEST(bad_input_exits_2)
 END_TEST
 
 static const char *const good_args[] = {
-    "fabric_traffic topo=ring:8 duration_us=3 warmup_us=1",
-    "fabric_traffic topo=torus2d:4x4 routing=dor duration_us=3 warmup_us=1",
-    "fabric_traffic topo=fattree:4 routing=updown duration_us=3 warmup_us=1",
-    "fabric_traffic topo=star:8 pattern=incast load=0.1 duration_us=3 warmup_us=1",
-    "fabric_traffic topo=" LINKSTACK_SOURCE_DIR "/topologies/leafspine_2x2.json duration_us=3 warmup_us=1",
-    "fabric_traffic topo=fattree:4 pattern=permutation load=0.9 duration_us=3 warmup_us=1",
-    "fabric_traffic topo=fattree:4 load=0.005 duration_us=3 warmup_us=1",
-    "fabric_bisection topo=ring:8 duration_us=3 warmup_us=1",
+    "fabric_traffic topo=ring:8 duration_us=6 warmup_us=3",
+    "fabric_traffic topo=torus2d:4x4 routing=dor duration_us=6 warmup_us=3",
+    "fabric_traffic topo=fattree:4 routing=updown duration_us=6 warmup_us=3",
+    "fabric_traffic topo=star:8 pattern=incast load=0.1 duration_us=6 warmup_us=3",
+    "fabric_traffic topo=" LINKSTACK_SOURCE_DIR "/topologies/leafspine_2x2.json duration_us=6 warmup_us=3",
+    "fabric_traffic topo=fattree:4 pattern=permutation load=0.9 duration_us=6 warmup_us=3",
+    "fabric_traffic topo=fattree:4 load=0.005 duration_us=6 warmup_us=3",
+    "fabric_bisection topo=ring:8 duration_us=6 warmup_us=3",
 };
 START_TEST(conservation_runs_pass)
 {
@@ -98,11 +98,11 @@ static void metrics_of(const char *args, char *buf, size_t n)
 START_TEST(reproducible_from_seed)
 {
     static char a[1 << 16], b[1 << 16];
-    const char *args = "fabric_traffic topo=fattree:4 load=0.7 seed=7 duration_us=3 warmup_us=1";
+    const char *args = "fabric_traffic topo=fattree:4 load=0.7 seed=7 duration_us=6 warmup_us=3";
     metrics_of(args, a, sizeof a);
     metrics_of(args, b, sizeof b);
     ck_assert_msg(!strcmp(a, b), "same seed, different results:\n%s\n---\n%s", a, b);
-    metrics_of("fabric_traffic topo=fattree:4 load=0.7 seed=8 duration_us=3 warmup_us=1", b, sizeof b);
+    metrics_of("fabric_traffic topo=fattree:4 load=0.7 seed=8 duration_us=6 warmup_us=3", b, sizeof b);
     ck_assert_msg(strcmp(a, b), "another seed gave identical results");
 }
 END_TEST
