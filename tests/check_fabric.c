@@ -75,7 +75,7 @@ static const char *const good_args[] = {
     "fabric_traffic topo=" LINKSTACK_SOURCE_DIR "/topologies/leafspine_2x2.json duration_us=6 warmup_us=3",
     "fabric_traffic topo=fattree:4 pattern=permutation load=0.9 duration_us=6 warmup_us=3",
     "fabric_traffic topo=fattree:4 load=0.005 duration_us=6 warmup_us=3",
-    "fabric_bisection topo=ring:8 duration_us=6 warmup_us=3",
+    "fabric_bisection topo=torus2d:4x4 routing=dor duration_us=3 warmup_us=1",
 };
 START_TEST(conservation_runs_pass)
 {
