@@ -21,9 +21,10 @@ static const sim_param_def bisection_params[] = {
 /* The measured share of the theory may not fall below this: with a fixed
  * cross-cut permutation and oblivious routing, flows collide on cut links
  * (ECMP hashing, dor/ring paths), so a real fabric carries less than the
- * min-cut. Measured over 3 us windows (regress args): fattree:4 ecmp 0.54,
- * ring:8 0.71, torus2d:4x4 ecmp 0.62, torus2d:4x4 dor 0.38 (dor's fixed
- * X-then-Y paths pile the permutation onto few cut links). */
+ * min-cut. Measured with h/switch's switch over 3 us windows: fattree:4 ecmp
+ * 0.54, torus2d:4x4 dor 0.50; ring:8 dor 0.17 (below the floor: open);
+ * ring:8 and torus2d:4x4 with ecmp deadlock at load 1 (cyclic channel
+ * dependencies without dateline VCs: the conservation check fails). */
 #define BISECTION_RATIO_FLOOR 0.3
 
 static void bisection_run(sim_test_ctx *c)
