@@ -103,6 +103,14 @@ uint32_t sim_groups_add(sim_groups *g, const uint32_t *members, unsigned n)
     return id;
 }
 
+uint32_t sim_groups_intern(sim_groups *g, const uint32_t *members, unsigned n)
+{
+    /* Linear: groups are few; a switch interns one subset per port. */
+    for (uint32_t id = 1; id < g->n_ids; id++)
+        if (g->count[id] == n && (!n || !memcmp(g->members + g->first[id], members, n * sizeof *members))) return id;
+    return sim_groups_add(g, members, n);
+}
+
 const uint32_t *sim_groups_members(const sim_groups *g, uint32_t id, unsigned *n)
 {
     if (!g || id == 0 || id >= g->n_ids) sim_fatal("multicast group %u does not exist", id);

@@ -95,6 +95,9 @@ typedef struct sim_groups sim_groups;
 sim_groups *sim_groups_new(void);
 void sim_groups_free(sim_groups *g);
 uint32_t sim_groups_add(sim_groups *g, const uint32_t *members, unsigned n);
+/* The id of the group with exactly these members (given sorted ascending):
+ * an existing one, else a new one (a switch splitting a multicast by port). */
+uint32_t sim_groups_intern(sim_groups *g, const uint32_t *members, unsigned n);
 const uint32_t *sim_groups_members(const sim_groups *g, uint32_t id, unsigned *n);
 /* Members below 64 as a bit mask (single-switch systems address ports by endpoint). */
 uint64_t sim_groups_mask64(const sim_groups *g, uint32_t id);

@@ -1,0 +1,67 @@
+/* The fabric's generic switch (kind "switch"): packet level, event driven.
+ * Input buffers per port and VC with credit flow control toward the upstream
+ * sender, virtual output queues (input, output, VC), a separable round-robin
+ * output allocator (iSLIP-like, one iteration) run whenever something changes,
+ * store-and-forward with a fixed pipeline latency, multicast by splitting a
+ * group at the switch by next-hop port. docs/models/fabric_switch.md.
+ *
+ * The core (fabric_switch_new .. _free) needs only a kernel, the topology,
+ * the routes and the groups, so unit tests drive it on their own links; the
+ * kind "switch" (fabric_switch_register, switch_kind.c) wraps it for the
+ * fabric builder. */
+#ifndef MODELS_FABRIC_SWITCH_H
+#define MODELS_FABRIC_SWITCH_H
+
+#include "sim/fabric.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct fabric_switch_cfg {
+    uint32_t buffer_bytes_per_vc;   /* input buffer per port per VC (65536) */
+    uint32_t credit_bytes;          /* bytes one credit stands for (64, InfiniBand blocks) */
+    double pipeline_ns;             /* routing + crossbar latency per hop, after the last byte arrived (100) */
+    double speedup;                 /* crossbar speedup over the input link rate (1.0) */
+} fabric_switch_cfg;
+#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0 })
+
+/* Registers kind "switch" with the fabric; calling it twice is harmless. */
+void fabric_switch_register(void);
+
+typedef struct fabric_switch fabric_switch;
+
+/* NULL with why naming the field when cfg is out of range. t, r, g must outlive it. */
+fabric_switch *fabric_switch_new(sim_kernel *k, const topo *t, uint32_t node, const topo_routes *r, sim_groups *g,
+                                 const fabric_switch_cfg *cfg, char *why, size_t why_n);
+/* What the link into `port` must carry: one credit pool per VC the routes use. */
+void fabric_switch_ingress(fabric_switch *s, unsigned port, sim_fabric_ingress *in);
+/* Takes p->in (sets itself as its receiver) and p->out (its credit callback). */
+void fabric_switch_connect(fabric_switch *s, const sim_fabric_port *p);
+/* Conservation: received = sent + inside per copy and per buffer, buffer credits
+ * within the ingress grant, nothing inside when drained. 0 fine. */
+int fabric_switch_check(const fabric_switch *s, bool drained, char *why, size_t why_n);
+void fabric_switch_reset_stats(fabric_switch *s);
+void fabric_switch_free(fabric_switch *s);
+
+typedef struct fabric_switch_port_stats {
+    uint64_t rx_pkts, rx_bytes;     /* received on this port */
+    uint64_t tx_pkts, tx_bytes;     /* sent on this port (multicast copies each count) */
+    uint64_t queue_ps_sum;          /* sum over packets sent here: grant time - eligible time */
+    uint32_t max_held_credits;      /* most input-buffer credits held at once (any VC) since the last reset */
+} fabric_switch_port_stats;
+
+typedef struct fabric_switch_stats {
+    uint64_t received;              /* packets received (a multicast packet once) */
+    uint64_t released;              /* input buffers freed (all copies gone) */
+    uint64_t copies_made;           /* VOQ entries made (one per output a packet goes to) */
+    uint64_t copies_sent;
+    uint64_t clones;                /* copies made from the switch's own pool */
+    uint64_t inside;                /* VOQ entries waiting now */
+    uint64_t allocations;           /* allocator runs */
+} fabric_switch_stats;
+
+fabric_switch_stats fabric_switch_stats_get(const fabric_switch *s);
+/* NULL when port is out of range. */
+const fabric_switch_port_stats *fabric_switch_port(const fabric_switch *s, unsigned port);
+
+#endif

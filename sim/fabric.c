@@ -1,0 +1,261 @@
+/* The fabric builder (sim/fabric.h): components from registered kinds, two
+ * sim links per topology link, routing tables and multicast groups. */
+#include "sim/fabric.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FABRIC_KINDS 32
+static const sim_fabric_kind *fabric_kinds[MAX_FABRIC_KINDS];
+static unsigned n_fabric_kinds;
+
+void sim_fabric_kind_register(const sim_fabric_kind *k)
+{
+    for (unsigned i = 0; i < n_fabric_kinds; i++)
+        if (!strcmp(fabric_kinds[i]->name, k->name)) return;   /* twice is harmless */
+    if (n_fabric_kinds == MAX_FABRIC_KINDS) sim_fatal("too many fabric kinds (max %d)", MAX_FABRIC_KINDS);
+    if (!k->build || !k->connect || !k->free) sim_fatal("fabric kind %s: build, connect and free are required", k->name);
+    fabric_kinds[n_fabric_kinds++] = k;
+}
+
+const sim_fabric_kind *sim_fabric_kind_find(const char *name)
+{
+    for (unsigned i = 0; name && i < n_fabric_kinds; i++)
+        if (!strcmp(fabric_kinds[i]->name, name)) return fabric_kinds[i];
+    return NULL;
+}
+
+struct sim_fabric {
+    sim_kernel *k;
+    const topo *t;
+    sim_fabric_cfg cfg;
+    topo_routes *routes;
+    sim_groups *groups;
+    const sim_fabric_kind **kind;   /* per node */
+    void **comp;                    /* per node */
+    sim_fabric_ingress *ingress;    /* per (node, port): t->nodes[n].first port index below */
+    uint32_t *port_base;            /* node -> index of its port 0 in ingress / ports */
+    sim_fabric_port *ports;
+    sim_link **links;               /* 2 per topo link: a->b, b->a */
+    char (*link_names)[2 * (TOPO_NAME_MAX + 8) + 4];
+    char (*port_names)[TOPO_NAME_MAX + 8];
+};
+
+sim_kernel *sim_fabric_kernel(const sim_fabric *f) { return f->k; }
+const topo *sim_fabric_topo(const sim_fabric *f) { return f->t; }
+const topo_routes *sim_fabric_routes(const sim_fabric *f) { return f->routes; }
+sim_groups *sim_fabric_groups(sim_fabric *f) { return f->groups; }
+sim_trace *sim_fabric_trace(const sim_fabric *f) { return f->cfg.trace; }
+void *sim_fabric_component(const sim_fabric *f, uint32_t node) { return node < f->t->n_nodes ? f->comp[node] : NULL; }
+sim_link *sim_fabric_link(const sim_fabric *f, uint32_t link, unsigned dir)
+{
+    return link < f->t->n_links && dir < 2 ? f->links[2 * link + dir] : NULL;
+}
+
+const void *sim_fabric_kind_cfg(const sim_fabric *f, const char *kind)
+{
+    for (unsigned i = 0; i < SIM_FABRIC_MAX_KIND_CFGS; i++)
+        if (f->cfg.kind_cfg[i].kind && !strcmp(f->cfg.kind_cfg[i].kind, kind)) return f->cfg.kind_cfg[i].cfg;
+    return NULL;
+}
+
+/* splitmix64 of (seed, node): streams of neighbouring nodes are unrelated. */
+uint64_t sim_fabric_node_seed(const sim_fabric *f, uint32_t node)
+{
+    uint64_t z = f->cfg.seed ^ (0x9e3779b97f4a7c15ull * ((uint64_t)node + 1));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static sim_fabric *fail(sim_fabric *f, char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+    snprintf(err, errlen, fmt, a, b);
+    sim_fabric_free(f);
+    return NULL;
+}
+
+sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *cfg, char *err, size_t errlen)
+{
+    char why[384];
+    if (!t || !t->finished) {
+        snprintf(err, errlen, "the topology is not finished (topo_finish)");
+        return NULL;
+    }
+    sim_fabric *f = calloc(1, sizeof *f);
+    f->k = k;
+    f->t = t;
+    f->cfg = *cfg;
+    f->groups = sim_groups_new();
+    f->kind = calloc(t->n_nodes, sizeof *f->kind);
+    f->comp = calloc(t->n_nodes, sizeof *f->comp);
+    f->port_base = calloc(t->n_nodes + 1, sizeof *f->port_base);
+    for (uint32_t n = 0; n < t->n_nodes; n++) f->port_base[n + 1] = f->port_base[n] + t->nodes[n].nports;
+    f->ingress = calloc(f->port_base[t->n_nodes] + 1, sizeof *f->ingress);
+    f->ports = calloc(f->port_base[t->n_nodes] + 1, sizeof *f->ports);
+    f->port_names = calloc(f->port_base[t->n_nodes] + 1, sizeof *f->port_names);
+    f->links = calloc(2 * (size_t)t->n_links + 1, sizeof *f->links);
+    f->link_names = calloc(2 * (size_t)t->n_links + 1, sizeof *f->link_names);
+
+    f->routes = topo_routes_new(t, cfg->routing, why, sizeof why);
+    if (!f->routes) return fail(f, err, errlen, "routing: %s%s", why, "");
+    for (uint32_t n = 0; n < t->n_nodes; n++) {
+        const topo_node *nd = &t->nodes[n];
+        f->kind[n] = sim_fabric_kind_find(nd->kind->name);
+        if (!f->kind[n])
+            return fail(f, err, errlen, "node '%s': no component kind '%s' is registered (call the model's *_register_kinds)",
+                        nd->name, nd->kind->name);
+    }
+    for (uint32_t n = 0; n < t->n_nodes; n++) {   /* build */
+        why[0] = 0;
+        f->comp[n] = f->kind[n]->build(f, n, why, sizeof why);
+        if (!f->comp[n]) return fail(f, err, errlen, "node '%s': %s", t->nodes[n].name, why[0] ? why : "refused");
+    }
+    for (uint32_t n = 0; n < t->n_nodes; n++)     /* ingress */
+        for (unsigned p = 0; p < t->nodes[n].nports; p++) {
+            sim_fabric_ingress *in = &f->ingress[f->port_base[n] + p];
+            if (t->nodes[n].port_link[p] < 0 || !f->kind[n]->ingress) continue;
+            f->kind[n]->ingress(f->comp[n], p, in);
+            if (in->credit_types > SIM_LINK_MAX_CREDIT_TYPES || (in->credit_types && !in->credit_bytes)) {
+                char pn[TOPO_NAME_MAX + 8];
+                topo_port_name(t, n, p, pn, sizeof pn);
+                return fail(f, err, errlen, "port %s: ingress asks for %s (credit_types <= 64, credit_bytes > 0 with credits)", pn,
+                            "bad flow control");
+            }
+        }
+    for (uint32_t i = 0; i < t->n_links; i++) {   /* links */
+        const topo_link *tl = &t->links[i];
+        for (unsigned d = 0; d < 2; d++) {
+            uint32_t from = d ? tl->b : tl->a, to = d ? tl->a : tl->b;
+            unsigned fp = d ? tl->b_port : tl->a_port, tp = d ? tl->a_port : tl->b_port;
+            char a[TOPO_NAME_MAX + 8], b[TOPO_NAME_MAX + 8];
+            topo_port_name(t, from, fp, a, sizeof a);
+            topo_port_name(t, to, tp, b, sizeof b);
+            snprintf(f->link_names[2 * i + d], sizeof f->link_names[0], "%s->%s", a, b);
+            const sim_fabric_ingress *in = &f->ingress[f->port_base[to] + tp];
+            sim_link_cfg lc = { .name = f->link_names[2 * i + d],
+                                .latency_ps = (sim_time_ps)llround(tl->latency_ns * 1000.0),
+                                .bandwidth_GBps = tl->GBps,
+                                .credit_latency_ps = SIM_LINK_SAME_LATENCY,
+                                .credit_types = in->credit_types };
+            for (unsigned v = 0; v < in->credit_types; v++) lc.credits[v] = in->credits[v];
+            f->links[2 * i + d] = sim_link_new(k, &lc);
+            if (cfg->trace) sim_link_trace(f->links[2 * i + d], cfg->trace, (sim_link_label_fn)sim_pkt_label);
+        }
+    }
+    for (uint32_t n = 0; n < t->n_nodes; n++)     /* connect */
+        for (unsigned p = 0; p < t->nodes[n].nports; p++) {
+            int li = t->nodes[n].port_link[p];
+            if (li < 0) continue;
+            const topo_link *tl = &t->links[li];
+            unsigned d = (tl->a == n && tl->a_port == p) ? 0 : 1;
+            sim_fabric_port *sp = &f->ports[f->port_base[n] + p];
+            unsigned pp;
+            sp->node = n;
+            sp->port = p;
+            sp->name = topo_port_name(t, n, p, f->port_names[f->port_base[n] + p], sizeof f->port_names[0]);
+            sp->out = f->links[2 * li + d];
+            sp->in = f->links[2 * li + (1 - d)];
+            sp->peer_node = (uint32_t)topo_peer(t, n, p, &pp);
+            sp->peer_port = pp;
+            sp->link = tl;
+            const sim_fabric_ingress *pin = &f->ingress[f->port_base[sp->peer_node] + pp];
+            sp->out_credit_types = pin->credit_types;
+            sp->out_credit_bytes = pin->credit_bytes;
+            f->kind[n]->connect(f->comp[n], sp);
+        }
+    for (uint32_t n = 0; n < t->n_nodes; n++)     /* start */
+        if (f->kind[n]->start) f->kind[n]->start(f->comp[n]);
+    return f;
+}
+
+void sim_fabric_free(sim_fabric *f)
+{
+    if (!f) return;
+    for (uint32_t n = 0; f->comp && n < f->t->n_nodes; n++)
+        if (f->comp[n]) f->kind[n]->free(f->comp[n]);
+    for (size_t i = 0; f->links && i < 2 * (size_t)f->t->n_links; i++)
+        if (f->links[i]) sim_link_free(f->links[i]);
+    if (f->routes) topo_routes_free(f->routes);
+    sim_groups_free(f->groups);
+    free(f->kind);
+    free(f->comp);
+    free(f->port_base);
+    free(f->ingress);
+    free(f->ports);
+    free(f->port_names);
+    free(f->links);
+    free(f->link_names);
+    free(f);
+}
+
+int sim_fabric_check(const sim_fabric *f, bool drained, char *why, size_t why_n)
+{
+    char w[384];
+    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++)
+        if (sim_link_check(f->links[i], drained, w, sizeof w)) {
+            snprintf(why, why_n, "link %s: %s", f->link_names[i], w);
+            return -1;
+        }
+    for (uint32_t n = 0; n < f->t->n_nodes; n++) {
+        w[0] = 0;
+        if (f->kind[n]->check && f->kind[n]->check(f->comp[n], drained, w, sizeof w)) {
+            snprintf(why, why_n, "node %s: %s", f->t->nodes[n].name, w[0] ? w : "check failed");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void sim_fabric_reset_stats(sim_fabric *f)
+{
+    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) sim_link_reset_stats(f->links[i]);
+    for (uint32_t n = 0; n < f->t->n_nodes; n++)
+        if (f->kind[n]->reset_stats) f->kind[n]->reset_stats(f->comp[n]);
+}
+
+/* Seconds since the link's stats reset (for its GBps). */
+static double link_window_s(const sim_fabric *f, const sim_link *l)
+{
+    sim_time_ps now = sim_now(f->k);
+    return now > l->stats_since_ps ? (double)(now - l->stats_since_ps) * 1e-12 : 0;
+}
+
+cJSON *sim_fabric_link_util_json(const sim_fabric *f)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
+        const sim_link *l = f->links[i];
+        const topo_link *tl = &f->t->links[i / 2];
+        unsigned d = i & 1;
+        char from[TOPO_NAME_MAX + 8], to[TOPO_NAME_MAX + 8];
+        topo_port_name(f->t, d ? tl->b : tl->a, d ? tl->b_port : tl->a_port, from, sizeof from);
+        topo_port_name(f->t, d ? tl->a : tl->b, d ? tl->a_port : tl->b_port, to, sizeof to);
+        cJSON *o = cJSON_CreateObject();
+        double s = link_window_s(f, l);
+        cJSON_AddStringToObject(o, "link", f->link_names[i]);
+        cJSON_AddStringToObject(o, "from", from);
+        cJSON_AddStringToObject(o, "to", to);
+        cJSON_AddNumberToObject(o, "util", sim_link_utilisation(l));
+        cJSON_AddNumberToObject(o, "GBps", s > 0 ? (double)l->bytes_sent / s * 1e-9 : 0);
+        cJSON_AddNumberToObject(o, "msgs", (double)l->msgs_sent);
+        cJSON_AddNumberToObject(o, "stall_ns", (double)l->stall_ps / 1000.0);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+double sim_fabric_max_link_util(const sim_fabric *f, char *buf, size_t n)
+{
+    double best = -1;
+    size_t bi = 0;
+    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
+        double u = sim_link_utilisation(f->links[i]);
+        if (u > best) best = u, bi = i;   /* first of equals: deterministic */
+    }
+    if (buf && n) snprintf(buf, n, "%s", f->t->n_links ? f->link_names[bi] : "");
+    return best < 0 ? 0 : best;
+}

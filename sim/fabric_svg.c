@@ -1,0 +1,80 @@
+/* sim_fabric_write_svg: the system as a Graphviz picture, links coloured by
+ * utilisation (the max of the two directions), the busiest one bold. */
+#include "sim/fabric.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* green (0) -> yellow (0.5) -> red (1) */
+static void util_colour(double u, char *buf, size_t n)
+{
+    if (u < 0) u = 0;
+    if (u > 1) u = 1;
+    int r = u < 0.5 ? (int)(510 * u) : 255, g = u < 0.5 ? 200 : (int)(200 * (1 - u) * 2);
+    snprintf(buf, n, "#%02x%02x00", r, g);
+}
+
+int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *title, char *why, size_t why_n)
+{
+    const topo *t = sim_fabric_topo(f);
+    bool coords = (!strncmp(t->generator, "mesh", 4) || !strncmp(t->generator, "torus", 5));
+    for (uint32_t n = 0; coords && n < t->n_nodes; n++)
+        if (t->nodes[n].kind->forwards && t->nodes[n].coord[0] < 0) coords = false;
+    char dot_path[1024];
+    snprintf(dot_path, sizeof dot_path, "%s.dot", path);
+    FILE *o = fopen(dot_path, "w");
+    if (!o) {
+        snprintf(why, why_n, "cannot write %s", dot_path);
+        return -1;
+    }
+    fprintf(o, "graph fabric {\n  label=\"%s\"; labelloc=t; fontname=Helvetica; overlap=false; splines=true;\n",
+            title ? title : "");
+    fprintf(o, "  node [fontname=Helvetica fontsize=10]; edge [fontname=Helvetica fontsize=8];\n");
+    for (uint32_t n = 0; n < t->n_nodes; n++) {
+        const topo_node *nd = &t->nodes[n];
+        if (nd->kind->forwards)
+            fprintf(o, "  \"%s\" [shape=box style=filled fillcolor=\"#9ecae1\"", nd->name);
+        else
+            fprintf(o, "  \"%s\" [shape=circle width=0.3 fixedsize=true fontsize=7 style=filled fillcolor=\"#eeeeee\"", nd->name);
+        if (coords && nd->coord[0] >= 0) {
+            /* endpoints sit just off their switch */
+            double off = nd->kind->forwards ? 0 : 0.35;
+            fprintf(o, " pos=\"%g,%g!\"", 1.2 * nd->coord[0] + off, 1.2 * (nd->coord[1] < 0 ? 0 : nd->coord[1]) + off);
+        }
+        fprintf(o, "];\n");
+    }
+    double best = -1;
+    uint32_t bi = 0;
+    for (uint32_t i = 0; i < t->n_links; i++) {
+        double u0 = sim_link_utilisation(sim_fabric_link(f, i, 0)), u1 = sim_link_utilisation(sim_fabric_link(f, i, 1));
+        double u = u0 > u1 ? u0 : u1;
+        if (u > best) best = u, bi = i;
+    }
+    for (uint32_t i = 0; i < t->n_links; i++) {
+        const topo_link *tl = &t->links[i];
+        double u0 = sim_link_utilisation(sim_fabric_link(f, i, 0)), u1 = sim_link_utilisation(sim_fabric_link(f, i, 1));
+        double u = u0 > u1 ? u0 : u1;
+        char col[16];
+        util_colour(u, col, sizeof col);
+        bool busiest = i == bi && best > 0;
+        fprintf(o, "  \"%s\" -- \"%s\" [color=\"%s\" label=\"%.2f%s\" penwidth=%s%s];\n", t->nodes[tl->a].name,
+                t->nodes[tl->b].name, col, u, busiest ? " (max)" : "", busiest ? "4" : "1.5",
+                busiest ? " style=bold fontcolor=red" : "");
+    }
+    fprintf(o, "}\n");
+    fclose(o);
+    char cmd[2300];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", coords ? "neato" : "dot");
+    if (system(cmd) != 0) {
+        snprintf(why, why_n, "Graphviz '%s' is not installed (install graphviz); the graph is in %s", coords ? "neato" : "dot",
+                 dot_path);
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd, "%s -Tsvg '%s' -o '%s' 2>&1", coords ? "neato" : "dot", dot_path, path);
+    if (system(cmd) != 0) {
+        snprintf(why, why_n, "%s -Tsvg %s failed", coords ? "neato" : "dot", dot_path);
+        return -1;
+    }
+    return 0;
+}
