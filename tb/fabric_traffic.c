@@ -141,6 +141,7 @@ static void traffic_run(sim_test_ctx *c)
     sim_report_metric(rep, "links", t->n_links);
     sim_report_metric(rep, "wall_s", wall_s);
     sim_report_metric(rep, "hops_per_wall_s", wall_s > 0 ? (double)s.win_hops / wall_s : 0);
+    sim_report_metric(rep, "pkts_per_wall_s", wall_s > 0 ? (double)s.win_pkts / wall_s : 0);
     if (!c->quiet) fprintf(stderr, "fabric_traffic: busiest link %s at %.3f\n", busiest, max_util);
 
     sim_check(rep, "conservation", cons == 0, "after the drain: %s", cons ? why : "links and components conserve");
