@@ -102,6 +102,15 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
 
     f->routes = topo_routes_new(t, cfg->routing, why, sizeof why);
     if (!f->routes) return fail(f, err, errlen, "routing: %s%s", why, "");
+    /* Every fabric link is lossless (credits), so a cycle of channel
+     * dependencies can deadlock: refuse it before the run rather than hang. */
+    if (topo_routes_check_cdg(f->routes, true, why, sizeof why) == 1) {
+        static const char *const names[] = { "ecmp", "single", "dor", "updown" };
+        return fail(f, err, errlen,
+                    "routing=%s: these routes can deadlock on lossless (credited) links: %s; use routing=dor on rings, meshes "
+                    "and tori (dateline VCs) or routing=updown",
+                    names[cfg->routing], why);
+    }
     for (uint32_t n = 0; n < t->n_nodes; n++) {
         const topo_node *nd = &t->nodes[n];
         f->kind[n] = sim_fabric_kind_find(nd->kind->name);

@@ -68,7 +68,7 @@ START_TEST(bad_input_exits_2)
 END_TEST
 
 static const char *const good_args[] = {
-    "fabric_traffic topo=ring:8 duration_us=6 warmup_us=3",
+    "fabric_traffic topo=ring:8 routing=dor duration_us=6 warmup_us=3",
     "fabric_traffic topo=torus2d:4x4 routing=dor duration_us=6 warmup_us=3",
     "fabric_traffic topo=fattree:4 routing=updown duration_us=6 warmup_us=3",
     "fabric_traffic topo=star:8 pattern=incast load=0.1 duration_us=6 warmup_us=3",

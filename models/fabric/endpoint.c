@@ -174,6 +174,14 @@ static void *ep_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         snprintf(why, why_n, "the pattern is for %u endpoints, the topology has %u", cfg->pattern->n, t->n_endpoints);
         return NULL;
     }
+    unsigned connected = 0;
+    for (unsigned q = 0; q < t->nodes[node].nports; q++) connected += t->nodes[node].port_link[q] >= 0;
+    if (connected > 1) {
+        /* Multi-port terminals (a GPU with 18 NVLinks) are the gpu kind's (the collectives issue). */
+        snprintf(why, why_n, "%u links: the endpoint kind (a traffic port) takes one link; give each link its own endpoint",
+                 connected);
+        return NULL;
+    }
     fabric_endpoint *ep = calloc(1, sizeof *ep);
     ep->f = f;
     ep->k = sim_fabric_kernel(f);
