@@ -1,0 +1,205 @@
+/* The fabric switch core (models/fabric/switch.h) on links this test makes
+ * from a one-switch topology: zero-load latency against the link parameters,
+ * round-robin fairness, credits bounding the buffer, multicast copies. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "models/fabric/switch.h"
+
+#define NH 4                          /* endpoints h0..h3 on s0.p0..p3 */
+
+typedef struct rig {
+    sim_kernel *k;
+    topo *t;
+    topo_routes *r;
+    sim_groups *g;
+    fabric_switch *s;
+    sim_link *to_sw[NH], *from_sw[NH];
+    sim_pkt_pool pool;
+    uint64_t got[NH][NH];             /* [dst][src] */
+    sim_time_ps last_lat_ps;
+} rig;
+
+static char err[1024];
+
+static void host_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    (void)bytes; (void)l;
+    rig *R = *(rig **)ctx;
+    sim_pkt *p = msg;
+    R->last_lat_ps = sim_now(R->k) - p->injected_ps;
+    R->got[p->dst == SIM_PKT_GROUP ? 0 : p->dst][p->src]++;
+    sim_pkt_free(p);
+}
+
+static rig *rig_new(double out3_GBps, const fabric_switch_cfg *cfg)
+{
+    rig *R = calloc(1, sizeof *R);
+    R->k = sim_kernel_new();
+    R->t = topo_new("ib-ndr", err, sizeof err);
+    const char *sp[] = { "ports=4", NULL };
+    ck_assert_int_ge(topo_add_node(R->t, "s0", "switch", sp, err, sizeof err), 0);
+    char n[16], e[16];
+    for (unsigned h = 0; h < NH; h++) {
+        snprintf(n, sizeof n, "h%u", h);
+        ck_assert_int_ge(topo_add_node(R->t, n, "endpoint", NULL, err, sizeof err), 0);
+        snprintf(e, sizeof e, "s0.p%u", h);
+        ck_assert_int_ge(topo_add_link(R->t, n, e, NULL, -1, h == 3 ? out3_GBps : -1, err, sizeof err), 0);
+    }
+    ck_assert_msg(topo_finish(R->t, err, sizeof err) == 0, "%s", err);
+    R->r = topo_routes_new(R->t, TOPO_ROUTE_ECMP, err, sizeof err);
+    ck_assert_msg(R->r, "%s", err);
+    R->g = sim_groups_new();
+    R->s = fabric_switch_new(R->k, R->t, 0, R->r, R->g, cfg, err, sizeof err);
+    ck_assert_msg(R->s, "%s", err);
+    sim_pkt_pool_init(&R->pool, "hosts");
+    static rig *ctxs[1];
+    ctxs[0] = R;
+    for (unsigned h = 0; h < NH; h++) {
+        const topo_link *tl = &R->t->links[R->t->nodes[0].port_link[h]];
+        sim_fabric_ingress in = { 0 };
+        fabric_switch_ingress(R->s, h, &in);
+        sim_link_cfg up = { .name = "up", .latency_ps = (sim_time_ps)llround(tl->latency_ns * 1000), .bandwidth_GBps = tl->GBps,
+                            .credit_latency_ps = SIM_LINK_SAME_LATENCY, .credit_types = in.credit_types };
+        for (unsigned v = 0; v < in.credit_types; v++) up.credits[v] = in.credits[v];
+        sim_link_cfg down = { .name = "down", .latency_ps = up.latency_ps, .bandwidth_GBps = tl->GBps,
+                              .credit_latency_ps = SIM_LINK_SAME_LATENCY };
+        R->to_sw[h] = sim_link_new(R->k, &up);
+        R->from_sw[h] = sim_link_new(R->k, &down);
+        sim_link_set_receiver(R->from_sw[h], host_recv, &ctxs[0]);
+        sim_fabric_port p = { .node = 0, .port = h, .out = R->from_sw[h], .in = R->to_sw[h], .link = tl,
+                              .out_credit_types = 0, .out_credit_bytes = 0 };
+        fabric_switch_connect(R->s, &p);
+    }
+    return R;
+}
+
+/* Sends as credits allow: returns false when blocked. */
+static bool host_send(rig *R, unsigned src, uint32_t dst, uint32_t group, uint32_t bytes, uint64_t flow)
+{
+    sim_link *l = R->to_sw[src];
+    uint32_t cr = (bytes + 63) / 64;
+    if (!sim_link_can_send(l, 0, cr)) return false;
+    sim_pkt *p = sim_pkt_alloc(&R->pool);
+    p->src = src; p->dst = dst; p->group = group; p->wire_bytes = bytes; p->flow = flow;
+    p->injected_ps = sim_now(R->k);
+    ck_assert(sim_link_try_send(l, p, bytes, 0, cr));
+    return true;
+}
+
+static void rig_free(rig *R)
+{
+    ck_assert_msg(fabric_switch_check(R->s, true, err, sizeof err) == 0, "%s", err);
+    for (unsigned h = 0; h < NH; h++) {
+        ck_assert_msg(sim_link_check(R->to_sw[h], true, err, sizeof err) == 0, "%s", err);
+        sim_link_free(R->to_sw[h]);
+        sim_link_free(R->from_sw[h]);
+    }
+    fabric_switch_free(R->s);
+    sim_pkt_pool_free(&R->pool);
+    sim_groups_free(R->g);
+    topo_routes_free(R->r);
+    topo_free(R->t);
+    sim_kernel_free(R->k);
+    free(R);
+}
+
+START_TEST(zero_load_latency)
+{
+    fabric_switch_cfg c = FABRIC_SWITCH_CFG_DEFAULT;
+    rig *R = rig_new(-1, &c);
+    host_send(R, 0, 2, 0, 1000, 1);
+    sim_run(R->k, SIM_TIME_MAX);
+    const topo_link *a = &R->t->links[R->t->nodes[0].port_link[0]], *b = &R->t->links[R->t->nodes[0].port_link[2]];
+    double want_ps = 1000 * 1000 / a->GBps + a->latency_ns * 1000 + c.pipeline_ns * 1000 + 1000 * 1000 / b->GBps +
+                     b->latency_ns * 1000;
+    ck_assert_uint_eq(R->got[2][0], 1);
+    ck_assert_msg(fabs((double)R->last_lat_ps - want_ps) <= 2, "latency %llu ps, want %.0f",
+                  (unsigned long long)R->last_lat_ps, want_ps);
+    rig_free(R);
+}
+END_TEST
+
+/* Two saturating inputs to one output share it within 2 %; no loss. */
+static rig *fair_rig;
+static uint64_t fair_sent;
+static sim_process fair_proc;
+static void fair_fn(void *ctx)
+{
+    (void)ctx;
+    rig *R = fair_rig;
+    for (unsigned h = 0; h < 2; h++)
+        while (fair_sent < 4000 && host_send(R, h, 3, 0, 512, h)) fair_sent++;
+    if (fair_sent < 4000) sim_next_trigger_at(R->k, SIM_NS(10));
+}
+
+static void run_to_port3(double out_GBps, fabric_switch_cfg *c)
+{
+    fair_rig = rig_new(out_GBps, c);
+    fair_sent = 0;
+    sim_method_init(&fair_proc, fair_rig->k, "hosts", fair_fn, NULL);
+    sim_run(fair_rig->k, SIM_TIME_MAX);
+}
+
+START_TEST(round_robin_fair)
+{
+    fabric_switch_cfg c = FABRIC_SWITCH_CFG_DEFAULT;
+    run_to_port3(-1, &c);
+    rig *R = fair_rig;
+    ck_assert_uint_eq(R->got[3][0] + R->got[3][1], 4000);
+    double share = (double)R->got[3][0] / 4000;
+    ck_assert_msg(fabs(share - 0.5) < 0.02, "share of h0 %.3f", share);
+    rig_free(R);
+}
+END_TEST
+
+START_TEST(credits_bound_buffer)
+{
+    fabric_switch_cfg c = FABRIC_SWITCH_CFG_DEFAULT;
+    c.buffer_bytes_per_vc = 4096;
+    run_to_port3(5.0, &c);           /* output 20x slower than the inputs */
+    rig *R = fair_rig;
+    ck_assert_uint_eq(R->got[3][0] + R->got[3][1], 4000);
+    const fabric_switch_port_stats *p0 = fabric_switch_port(R->s, 0);
+    ck_assert_msg(p0->max_held_credits * c.credit_bytes <= c.buffer_bytes_per_vc, "held %u", p0->max_held_credits);
+    ck_assert_msg(p0->max_held_credits * c.credit_bytes >= c.buffer_bytes_per_vc / 2, "held only %u", p0->max_held_credits);
+    /* the buffer filled to within one packet: the sender was held back by credits */
+    ck_assert_msg(p0->max_held_credits * c.credit_bytes + 512 > c.buffer_bytes_per_vc, "held %u", p0->max_held_credits);
+    rig_free(R);
+}
+END_TEST
+
+START_TEST(multicast_one_copy_each)
+{
+    fabric_switch_cfg c = FABRIC_SWITCH_CFG_DEFAULT;
+    rig *R = rig_new(-1, &c);
+    uint32_t m[] = { 3, 1, 2 };
+    uint32_t gid = sim_groups_add(R->g, m, 3);
+    for (unsigned i = 0; i < 10; i++) host_send(R, 0, SIM_PKT_GROUP, gid, 256, i);
+    sim_run(R->k, SIM_TIME_MAX);
+    for (unsigned d = 1; d < NH; d++) ck_assert_uint_eq(R->got[d][0], 10);
+    ck_assert_uint_eq(R->got[0][0], 0);
+    fabric_switch_stats st = fabric_switch_stats_get(R->s);
+    ck_assert_uint_eq(st.clones, 20);
+    ck_assert_uint_eq(st.copies_sent, 30);
+    rig_free(R);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("fabric_switch");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, zero_load_latency);
+    tcase_add_test(tc, round_robin_fair);
+    tcase_add_test(tc, credits_bound_buffer);
+    tcase_add_test(tc, multicast_one_copy_each);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
