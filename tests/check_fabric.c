@@ -26,7 +26,7 @@ static int simrun(const char *args)
 START_TEST(unregistered_kind_refused)
 {
     char err[512];
-    topo *t = topo_from_string("ring:8", "eth-400g", err, sizeof err);
+    topo *t = topo_from_string("fattree:4", "eth-400g", err, sizeof err);
     ck_assert_ptr_nonnull(t);
     sim_kernel *k = sim_kernel_new();
     sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP };
@@ -54,6 +54,9 @@ END_TEST
 static const char *const bad_args[] = {
     "fabric_traffic topo=bogus:3",
     "fabric_traffic topo=ring:8 pattern=transpose",
+    "fabric_traffic topo=ring:8 routing=ecmp",          /* cyclic channel dependencies on credited links */
+    "fabric_traffic topo=torus2d:4x4 routing=single",
+    "fabric_traffic topo=topologies/dgx_h100_like.json", /* endpoints with 18 links: not a traffic port */
     "fabric_traffic topo=fattree:4 routing=dor",
     "fabric_traffic warmup_us=5 duration_us=4",
     "fabric_traffic load=1.5",
