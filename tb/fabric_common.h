@@ -74,9 +74,11 @@ static inline void fab_drain(sim_fabric *f) { sim_run(sim_fabric_kernel(f), SIM_
 static inline void fab_svg(sim_test_ctx *c, const sim_fabric *f, const char *title)
 {
     char path[1024], why[512];
-    snprintf(path, sizeof path, "%s/reports", c->out_dir);
-    mkdir(path, 0777);
     snprintf(path, sizeof path, "%s/reports/%s.svg", c->out_dir, c->test_name);
+    if (sim_mkdir_parents(path) != 0) {
+        fprintf(stderr, "%s: no picture: cannot make the directory of %s\n", c->test_name, path);
+        return;
+    }
     if (sim_fabric_write_svg(f, path, title, why, sizeof why) != 0) fprintf(stderr, "%s: no picture: %s\n", c->test_name, why);
 }
 
