@@ -24,6 +24,7 @@ static void deliver_head(sim_link *l)
     }
     if (!l->recv) sim_fatal("link %s: no receiver", l->cfg.name);
     l->arrival_ps = m.arrive_ps;
+    l->part = m.part;
     l->recv(l->recv_ctx, l, m.msg, m.bytes);
 }
 
@@ -273,7 +274,7 @@ sim_time_ps sim_link_tx_free_ps(const sim_link *l)
     return free_ps > now ? free_ps : now;
 }
 
-static void enqueue(sim_link *l, void *msg, uint32_t bytes)
+static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part)
 {
     sim_time_ps now = sim_now(l->k);
     if (l->busy_until_ps < now || (l->busy_until_ps == now && l->busy_until_frac == 0)) {
@@ -299,6 +300,7 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
     m->arrive_ps = arrive;
     m->msg = msg;
     m->bytes = bytes;
+    m->part = part;
     m->seq = l->msgs_sent;
     m->deferrable = l->deferrable && l->deferrable(l->recv_ctx, l, msg);
     l->q_len++;
@@ -318,7 +320,7 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes)
     }
 }
 
-bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits)
+bool sim_link_try_send_part(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits, uint16_t part)
 {
     if (credits) {
         if (type >= l->credit_types)
@@ -343,8 +345,18 @@ bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, ui
         l->stalled = false;
         l->stall_ps += now - (l->stall_since_ps > l->stats_since_ps ? l->stall_since_ps : l->stats_since_ps);
     }
-    enqueue(l, msg, bytes);
+    enqueue(l, msg, bytes, part);
     return true;
+}
+
+bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits)
+{
+    return sim_link_try_send_part(l, msg, bytes, type, credits, 0);
+}
+
+void sim_link_send_part(sim_link *l, void *msg, uint32_t bytes, uint16_t part)
+{
+    sim_link_try_send_part(l, msg, bytes, 0, 0, part);
 }
 
 void sim_link_send(sim_link *l, void *msg, uint32_t bytes)

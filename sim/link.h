@@ -44,8 +44,10 @@ typedef struct sim_link_msg {
     void *msg;
     uint32_t bytes;
     bool deferrable;                 /* the receiver said it may wait (judged when sent) */
+    uint16_t part;                   /* sim_link_send_part's index (in the padding: still 32 bytes) */
     uint64_t seq;
 } sim_link_msg;
+_Static_assert(sizeof(sim_link_msg) == 32, "sim_link_msg: one ring entry is 32 bytes");
 
 /* One credit pool of a link, all in one 16-byte record: a send, a return and
  * a credit arrival each touch one line of the pool array, not one line in
@@ -99,6 +101,7 @@ struct sim_link {
     uint64_t msgs_delivered, bytes_delivered; /* msgs_delivered: the sequence number due next */
     sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
     uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
+    uint16_t part;                   /* part index of the message being delivered */
     /* line 3: credits on their way back, and the sender's callback */
     _Alignas(64) sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
     sim_link_credit_fn on_credit;
@@ -157,6 +160,8 @@ void sim_link_rejudge(sim_link *l);
 size_t sim_link_take_arrived(sim_link *l);
 /* Inside recv: the message's arrival time (earlier than now when it waited). */
 static inline sim_time_ps sim_link_arrival_ps(const sim_link *l) { return l->arrival_ps; }
+/* Inside recv: the part index the sender gave (sim_link_send_part); 0 for plain sends. */
+static inline uint16_t sim_link_part(const sim_link *l) { return l->part; }
 
 /* Credits available to the sender now. */
 static inline uint32_t sim_link_credits(const sim_link *l, unsigned type) { return l->pool[type].avail; }
@@ -168,6 +173,10 @@ bool sim_link_can_send(const sim_link *l, unsigned type, uint32_t credits);
 bool sim_link_try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits);
 /* Send on a link without flow control (or spending no credits). */
 void sim_link_send(sim_link *l, void *msg, uint32_t bytes);
+/* The same, carrying a part index beside the message (a packet's flit or
+ * burst: sim/packet.h); the receiver reads it with sim_link_part. */
+bool sim_link_try_send_part(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits, uint16_t part);
+void sim_link_send_part(sim_link *l, void *msg, uint32_t bytes, uint16_t part);
 /* Time the serialiser becomes free (>= now): a sender that paces itself to the wire. */
 sim_time_ps sim_link_tx_free_ps(const sim_link *l);
 /* The receiver starts with n buffer slots already occupied (preloaded state):
