@@ -12,6 +12,7 @@ static const sim_param_def traffic_params[] = {
     SIM_PARAM_STRING("topo", "fattree:4", "topology: a generator (ring:8, torus2d:4x4, fattree:4, ...) or a JSON file"),
     SIM_PARAM_STRING("link", "eth-400g", "link preset of the generator's links (and file links without one)"),
     SIM_PARAM_ENUM("pattern", "uniform", SIM_PATTERN_CHOICES, "destinations"),
+    SIM_PARAM_DOUBLE("hotspot_frac", "0.2", "", 0, 1, "pattern=hotspot: fraction of every source's packets to endpoint 0"),
     SIM_PARAM_DOUBLE("load", "0.5", "", 0, 1, "offered load per endpoint, fraction of its link rate (Bernoulli per packet slot)"),
     SIM_PARAM_INT("pkt_bytes", "256", "bytes", 1, 1 << 24, "payload per packet (the link's overhead bytes are added)"),
     SIM_PARAM_ENUM("routing", "ecmp", TOPO_ROUTING_CHOICES, "routing tables (dor: mesh/torus only)"),
@@ -56,6 +57,9 @@ static void traffic_run(sim_test_ctx *c)
     if (warmup_ps >= end_ps)
         sim_input_error("fabric_traffic: warmup_us=%g must be below duration_us=%g", sim_param_double(p, "warmup_us"),
                         sim_param_double(p, "duration_us"));
+    double hot_frac = 0;
+    if (pk == SIM_PAT_HOTSPOT) hot_frac = sim_param_double(p, "hotspot_frac");
+    else sim_param_not_applicable(p, "hotspot_frac", "pattern=%s has no hot endpoint", sim_param_str(p, "pattern"));
     sim_test_configured(c);
     fabric_register_kinds();
     topo *t = topo_from_string_or_exit(spec, link);
@@ -63,7 +67,7 @@ static void traffic_run(sim_test_ctx *c)
     sim_pattern pat = { 0 };
     if (sim_pattern_init(&pat, pk, t->n_endpoints, c->seed, err, sizeof err) != 0)
         sim_input_error("fabric_traffic: pattern=%s: %s", sim_param_str(p, "pattern"), err);
-    pat.hot_frac = 0.2;   /* hotspot: a fifth of every packet to endpoint 0 */
+    pat.hot_frac = hot_frac;
     sim_hist lat, netlat;
     sim_hist_init(&lat, "latency_ns");
     sim_hist_init(&netlat, "net_latency_ns");
