@@ -33,11 +33,8 @@ static void bisection_run(sim_test_ctx *c)
     const char *spec = sim_param_str(p, "topo"), *link = sim_param_str(p, "link");
     uint32_t pkt_bytes = (uint32_t)sim_param_int(p, "pkt_bytes");
     enum topo_routing routing = (enum topo_routing)sim_param_enum(p, "routing");
-    sim_time_ps end_ps = (sim_time_ps)llround(sim_param_double(p, "duration_us") * 1e6);
-    sim_time_ps warmup_ps = (sim_time_ps)llround(sim_param_double(p, "warmup_us") * 1e6);
-    if (warmup_ps >= end_ps)
-        sim_input_error("fabric_bisection: warmup_us=%g must be below duration_us=%g", sim_param_double(p, "warmup_us"),
-                        sim_param_double(p, "duration_us"));
+    sim_time_ps warmup_ps, end_ps;
+    fab_window(c, &warmup_ps, &end_ps);
     sim_test_configured(c);
     fabric_register_kinds();
     topo *t = topo_from_string_or_exit(spec, link);

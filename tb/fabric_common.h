@@ -5,6 +5,7 @@
 #define TB_FABRIC_COMMON_H
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,6 +53,17 @@ static inline void fab_sum(const sim_fabric *f, double window_s, fab_totals *s)
             else s->duplicated += rf[src] - sent;
         }
     }
+}
+
+/* duration_us and warmup_us as ps; a warm-up that does not end before the run is refused (exit 2). */
+static inline void fab_window(const sim_test_ctx *c, sim_time_ps *warmup_ps, sim_time_ps *end_ps)
+{
+    const sim_params *p = c->params;
+    *end_ps = (sim_time_ps)llround(sim_param_double(p, "duration_us") * 1e6);
+    *warmup_ps = (sim_time_ps)llround(sim_param_double(p, "warmup_us") * 1e6);
+    if (*warmup_ps >= *end_ps)
+        sim_input_error("%s: warmup_us=%g must be below duration_us=%g", c->test_name, sim_param_double(p, "warmup_us"),
+                        sim_param_double(p, "duration_us"));
 }
 
 /* Runs to end_ps with a stats reset at warmup_ps and progress lines, then

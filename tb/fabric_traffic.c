@@ -52,11 +52,8 @@ static void traffic_run(sim_test_ctx *c)
     double load = sim_param_double(p, "load");
     uint32_t pkt_bytes = (uint32_t)sim_param_int(p, "pkt_bytes");
     enum topo_routing routing = (enum topo_routing)sim_param_enum(p, "routing");
-    sim_time_ps end_ps = (sim_time_ps)llround(sim_param_double(p, "duration_us") * 1e6);
-    sim_time_ps warmup_ps = (sim_time_ps)llround(sim_param_double(p, "warmup_us") * 1e6);
-    if (warmup_ps >= end_ps)
-        sim_input_error("fabric_traffic: warmup_us=%g must be below duration_us=%g", sim_param_double(p, "warmup_us"),
-                        sim_param_double(p, "duration_us"));
+    sim_time_ps warmup_ps, end_ps;
+    fab_window(c, &warmup_ps, &end_ps);
     double hot_frac = 0;
     if (pk == SIM_PAT_HOTSPOT) hot_frac = sim_param_double(p, "hotspot_frac");
     else sim_param_not_applicable(p, "hotspot_frac", "pattern=%s has no hot endpoint", sim_param_str(p, "pattern"));
