@@ -5,29 +5,13 @@
  *   bench_check FILE OBJECT:KEY[,KEY...] ...
  * A key must hold a finite number or a boolean. Objects in FILE that no
  * argument names are an error too (a benchmark whose results nobody checks). */
+#include "sim/report.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)(n > 0 ? n : 0) + 1);
-    if (!buf) {
-        fclose(f);
-        return NULL;
-    }
-    size_t got = fread(buf, 1, (size_t)(n > 0 ? n : 0), f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
 
 int main(int argc, char **argv)
 {
@@ -35,13 +19,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_check FILE OBJECT:KEY[,KEY...] ...\n");
         return 2;
     }
-    char *text = slurp(argv[1]);
-    if (!text) {
+    FILE *f = fopen(argv[1], "r");
+    if (!f) {
         fprintf(stderr, "bench_check: %s not written: every benchmark failed before writing its results\n", argv[1]);
         return 1;
     }
-    cJSON *root = cJSON_Parse(text);
-    free(text);
+    fclose(f);
+    cJSON *root = sim_json_read_file(argv[1]);
     if (!cJSON_IsObject(root)) {
         fprintf(stderr, "bench_check: %s is not a JSON object\n", argv[1]);
         return 1;

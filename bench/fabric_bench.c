@@ -23,23 +23,6 @@
 
 typedef struct run_result { double hops_per_s, pkts_per_s, wall_s, peak_rss_mb, sim_us; bool pass; } run_result;
 
-static cJSON *read_json(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = buf ? fread(buf, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (!buf) return NULL;
-    buf[got] = 0;
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
-    return j;
-}
-
 static double metric(const cJSON *rep, const char *name)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rep, "metrics"), name);
@@ -71,7 +54,7 @@ static int run_once(const char *simrun, const char *out_dir, double duration_us,
     }
     char path[1024];
     snprintf(path, sizeof path, "%s/reports/fabric_traffic.json", out_dir);
-    cJSON *rep = read_json(path);
+    cJSON *rep = sim_json_read_file(path);
     if (!rep) {
         fprintf(stderr, "fabric_bench: cannot read %s\n", path);
         return -1;

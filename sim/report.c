@@ -151,21 +151,31 @@ void sim_report_print(const sim_report *r, FILE *out)
     fprintf(out, "%s: %s\n", r->test, r->failures ? "FAILED" : "passed");
 }
 
+cJSON *sim_json_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (n < 0) n = 0;
+    char *buf = malloc((size_t)n + 1);
+    if (!buf) sim_fatal("out of memory");
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = 0;
+    fclose(f);
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    return j;
+}
+
 int sim_bench_write(const char *path, const char *name, cJSON *object)
 {
     cJSON *root = NULL;
     FILE *f = fopen(path, "r");
     if (f) {
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        char *buf = malloc((size_t)n + 1);
-        if (!buf) sim_fatal("out of memory");
-        size_t got = fread(buf, 1, (size_t)n, f);
-        buf[got] = 0;
         fclose(f);
-        root = cJSON_Parse(buf);
-        free(buf);
+        root = sim_json_read_file(path);
         if (!cJSON_IsObject(root)) {
             fprintf(stderr, "warning: %s was not a JSON object; starting it afresh\n", path);
             cJSON_Delete(root);

@@ -29,6 +29,9 @@ int sim_report_write(sim_report *r, const char *path, cJSON *params, uint64_t ti
 /* The short human summary: metrics, then each check with PASS/FAIL. */
 void sim_report_print(const sim_report *r, FILE *out);
 
+/* The JSON in a file (a report, bench.json); NULL when it cannot be read or parsed. */
+cJSON *sim_json_read_file(const char *path);
+
 /* reports/bench.json holds one object per benchmark: replace `name` in the file, keeping the others. */
 int sim_bench_write(const char *path, const char *name, cJSON *object);
 
