@@ -53,6 +53,12 @@ typedef struct sim_fabric_port {
     unsigned out_credit_bytes;
 } sim_fabric_port;
 
+/* The credits a packet of `bytes` spends on a link whose credit stands for credit_bytes. */
+static inline uint32_t sim_fabric_credits(uint32_t bytes, unsigned credit_bytes)
+{
+    return (bytes + credit_bytes - 1) / credit_bytes;
+}
+
 /* What a port's receiving side asks of the link into it. */
 typedef struct sim_fabric_ingress {
     unsigned credit_types;       /* pools (VCs); 0 = no flow control */

@@ -103,7 +103,7 @@ static void pump(fabric_endpoint *ep)
         bool sent;
         if (ep->port.out_credit_types) {
             unsigned type = h.vc < ep->port.out_credit_types ? h.vc : 0;
-            uint32_t cr = (k->wire_bytes + ep->port.out_credit_bytes - 1) / ep->port.out_credit_bytes;
+            uint32_t cr = sim_fabric_credits(k->wire_bytes, ep->port.out_credit_bytes);
             k->injected_ps = now;
             sent = sim_link_try_send(ep->port.out, k, k->wire_bytes, type, cr);
             if (!sent) return;   /* the credit callback pumps again */

@@ -97,11 +97,6 @@ static void wake_at(fabric_switch *s, sim_time_ps at_ps)
     sim_event_notify_at(&s->kick, at_ps > now ? at_ps - now : 0);
 }
 
-static uint32_t credits_for(uint32_t bytes, unsigned credit_bytes)
-{
-    return (bytes + credit_bytes - 1) / credit_bytes;
-}
-
 static void enqueue(fabric_switch *s, unsigned in, unsigned out, unsigned vc, sim_pkt *pkt, sw_buf *b,
                     sim_time_ps eligible_ps)
 {
@@ -171,7 +166,7 @@ static void on_receive(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     pkt->hops++;
     if (pkt->vc >= s->nvcs) sim_fatal("%s: packet arrived on VC %u, the routes use %u", s->name, pkt->vc, s->nvcs);
     sw_buf *b = buf_get(s);
-    *b = (sw_buf){ .in_port = ip->index, .in_vc = pkt->vc, .credits = credits_for(pkt->wire_bytes, s->cfg.credit_bytes) };
+    *b = (sw_buf){ .in_port = ip->index, .in_vc = pkt->vc, .credits = sim_fabric_credits(pkt->wire_bytes, s->cfg.credit_bytes) };
     ip->held[b->in_vc] += b->credits;
     if (ip->held[b->in_vc] > ip->st.max_held_credits) ip->st.max_held_credits = ip->held[b->in_vc];
     ip->st.rx_pkts++;
@@ -201,7 +196,7 @@ static bool can_send(const sw_port *op, const sw_entry *e)
     if (e->out_vc >= op->out_credit_types)
         sim_fatal("%s: VC %u on a link whose receiver has %u credit pools", op->s->name, e->out_vc,
                   op->out_credit_types);
-    return sim_link_can_send(op->out, e->out_vc, credits_for(e->pkt->wire_bytes, op->out_credit_bytes));
+    return sim_link_can_send(op->out, e->out_vc, sim_fabric_credits(e->pkt->wire_bytes, op->out_credit_bytes));
 }
 
 static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q, sim_time_ps now)
@@ -223,7 +218,7 @@ static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q,
     sw_buf *b = e->buf;
     uint32_t wire = pkt->wire_bytes;
     if (op->out_credit_types) {
-        if (!sim_link_try_send(op->out, pkt, wire, e->out_vc, credits_for(wire, op->out_credit_bytes)))
+        if (!sim_link_try_send(op->out, pkt, wire, e->out_vc, sim_fabric_credits(wire, op->out_credit_bytes)))
             sim_fatal("%s: credits checked but the send was refused", s->name);
     } else {
         sim_link_send(op->out, pkt, wire);
