@@ -249,9 +249,9 @@ cJSON *sim_fabric_link_util_json(const sim_fabric *f)
         cJSON_AddStringToObject(o, "from", from);
         cJSON_AddStringToObject(o, "to", to);
         cJSON_AddNumberToObject(o, "util", sim_link_utilisation(l));
-        cJSON_AddNumberToObject(o, "GBps", s > 0 ? (double)l->bytes_sent / s * 1e-9 : 0);
-        cJSON_AddNumberToObject(o, "msgs", (double)l->msgs_sent);
-        cJSON_AddNumberToObject(o, "stall_ns", (double)l->stall_ps / 1000.0);
+        cJSON_AddNumberToObject(o, "GBps", s > 0 ? (double)sim_link_window_bytes(l) / s * 1e-9 : 0);
+        cJSON_AddNumberToObject(o, "msgs", (double)sim_link_window_msgs(l));
+        cJSON_AddNumberToObject(o, "stall_ns", (double)sim_link_stall_ps(l) / 1000.0);
         cJSON_AddItemToArray(a, o);
     }
     return a;

@@ -414,6 +414,13 @@ double sim_link_utilisation(const sim_link *l)
     return u > 1.0 ? 1.0 : u;
 }
 
+uint64_t sim_link_stall_ps(const sim_link *l)
+{
+    if (!l->stalled) return l->stall_ps;
+    sim_time_ps now = sim_now(l->k), since = l->stall_since_ps > l->stats_since_ps ? l->stall_since_ps : l->stats_since_ps;
+    return l->stall_ps + (now > since ? now - since : 0);
+}
+
 void sim_link_reset_stats(sim_link *l)
 {
     l->stats_since_ps = sim_now(l->k);
@@ -421,6 +428,8 @@ void sim_link_reset_stats(sim_link *l)
     l->stall_ps = 0;
     if (l->stalled) l->stall_since_ps = l->stats_since_ps;
     l->credit_stalls = 0;
+    l->stats_msgs0 = l->msgs_sent;
+    l->stats_bytes0 = l->bytes_sent;
 }
 
 int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n)

@@ -123,6 +123,7 @@ struct sim_link {
     uint64_t stall_ps;               /* time the sender was blocked on credits */
     uint64_t stall_since_ps;
     uint64_t credit_stalls;          /* number of blocked attempts that started a stall */
+    uint64_t stats_msgs0, stats_bytes0;   /* msgs_sent, bytes_sent at the stats reset */
     uint64_t stats_since_ps;
     /* tracing */
     sim_link_label_fn label;
@@ -188,6 +189,11 @@ void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits);
 uint64_t sim_link_in_flight(const sim_link *l);
 /* Utilisation of the wire since the last stats reset. */
 double sim_link_utilisation(const sim_link *l);
+/* Messages and bytes sent since the last stats reset (msgs_sent, bytes_sent count the whole run). */
+static inline uint64_t sim_link_window_msgs(const sim_link *l) { return l->msgs_sent - l->stats_msgs0; }
+static inline uint64_t sim_link_window_bytes(const sim_link *l) { return l->bytes_sent - l->stats_bytes0; }
+/* Time the sender was refused for want of credits since the stats reset, the stall going on now included. */
+uint64_t sim_link_stall_ps(const sim_link *l);
 void sim_link_reset_stats(sim_link *l);
 /* Conservation: all sent delivered (when drained), in order, credits bounded.
  * Returns 0 if fine, else writes a description into why. */

@@ -162,6 +162,24 @@ topo_hop topo_route_next(const topo_routes *r, uint32_t node, int in_port, uint3
  * cycle), -1 too large to check. */
 int topo_routes_check_cdg(const topo_routes *r, bool honour_vcs, char *err, size_t errlen);
 
+/* ---- flow-level prediction (topo_flow.c) ---- */
+/* A saturating flow between two endpoints: rate_GBps is the result. */
+typedef struct topo_flow {
+    uint32_t src, dst;      /* endpoint indices */
+    uint64_t flow_id;       /* the packets' flow field (ECMP hash key) */
+    double demand_GBps;     /* what the source offers, in wire bytes */
+    double rate_GBps;       /* out: its max-min fair share on the routes it takes */
+} topo_flow;
+/* The channels (link * 2 + direction, 0: a -> b) a packet of flow_id from
+ * endpoint src to dst crosses, hop by hop as the tables send it. Returns how
+ * many (<= max_channels), or -1 (src == dst, out of range, or longer). */
+int topo_flow_path(const topo *t, const topo_routes *r, uint32_t src, uint32_t dst, uint64_t flow_id, uint32_t *channels,
+                   unsigned max_channels);
+/* Max-min fair rates of fixed-route flows (progressive filling over link
+ * directions, VCs sharing the wire): what a fair, work-conserving network
+ * approaches under these routes, ECMP collisions included. 0, or -1 with err. */
+int topo_flows_maxmin(const topo *t, const topo_routes *r, topo_flow *flows, unsigned n, char *err, size_t errlen);
+
 /* ---- bisection (topo_cut.c) ---- */
 typedef struct topo_bisection {
     double GBps;            /* summed one-direction rate of the links crossing the cut */
@@ -169,6 +187,7 @@ typedef struct topo_bisection {
     bool exact;             /* true: the minimum over every balanced split; false: an upper bound */
     uint64_t splits_tried;  /* balanced endpoint splits evaluated */
     uint8_t *endpoint_side; /* per endpoint 0/1: the best cut found (free with topo_bisection_free) */
+    uint8_t *node_side;     /* per node 0/1 on that cut: a link crosses it when its ends differ */
 } topo_bisection;
 /* Up to max_exact_endpoints (<= 24) endpoints every balanced split is tried;
  * above, structured and BFS-ordered splits give an upper bound. For each

@@ -226,12 +226,14 @@ int topo_bisection_compute(const topo *t, unsigned max_exact_endpoints, topo_bis
     for (uint32_t i = 0; i < t->n_links; i++)
         out->cut_links += s.best_node_side[t->links[i].a] != s.best_node_side[t->links[i].b];
     net_free(&s.net);
-    free(s.side), free(s.node_side), free(s.best_node_side);
+    free(s.side), free(s.node_side);
+    out->node_side = s.best_node_side;
     return 0;
 }
 
 void topo_bisection_free(topo_bisection *b)
 {
     free(b->endpoint_side);
-    b->endpoint_side = NULL;
+    free(b->node_side);
+    b->endpoint_side = b->node_side = NULL;
 }

@@ -302,6 +302,50 @@ START_TEST(test_bisection)
 }
 END_TEST
 
+/* Max-min shares on fixed routes, worked out by hand. */
+START_TEST(test_flows_maxmin)
+{
+    /* star:4, one switch: three flows into h0 share its link, one of them
+     * asks for only 10; h0's own flow out to h1 shares nothing. */
+    topo *t = gen("star:4");
+    topo_routes *r = routes(t, TOPO_ROUTE_SINGLE);
+    topo_flow f[4] = {
+        { .src = 1, .dst = 0, .demand_GBps = NDR }, { .src = 2, .dst = 0, .demand_GBps = NDR },
+        { .src = 3, .dst = 0, .demand_GBps = 10 }, { .src = 0, .dst = 1, .demand_GBps = NDR },
+    };
+    ck_assert_int_eq(topo_flows_maxmin(t, r, f, 4, err, sizeof err), 0);
+    ck_assert_double_eq_tol(f[2].rate_GBps, 10, 1e-9);
+    ck_assert_double_eq_tol(f[0].rate_GBps, (NDR - 10) / 2, 1e-9);
+    ck_assert_double_eq_tol(f[1].rate_GBps, (NDR - 10) / 2, 1e-9);
+    ck_assert_double_eq_tol(f[3].rate_GBps, NDR, 1e-9);
+    uint32_t path[8];
+    ck_assert_int_eq(topo_flow_path(t, r, 1, 0, 0, path, 8), 2);   /* h1 -> s0 -> h0 */
+    ck_assert_int_eq(topo_flow_path(t, r, 1, 1, 0, path, 8), -1);
+    topo_routes_free(r);
+    topo_free(t);
+    /* ring:8, dor: i <-> i+4 all go the + way round (ties: +), 4 hops each,
+     * so every ring link direction carries 4 flows: 50/4 each. */
+    t = gen("ring:8");
+    r = routes(t, TOPO_ROUTE_DOR);
+    topo_flow g[8];
+    for (uint32_t i = 0; i < 8; i++) g[i] = (topo_flow){ .src = i, .dst = (i + 4) % 8, .flow_id = i, .demand_GBps = NDR };
+    ck_assert_int_eq(topo_flows_maxmin(t, r, g, 8, err, sizeof err), 0);
+    for (int i = 0; i < 8; i++) ck_assert_double_eq_tol(g[i].rate_GBps, NDR / 4, 1e-9);
+    ck_assert_int_eq(topo_flow_path(t, r, 0, 4, 0, path, 8), 6);   /* h0, 4 ring links, h4 */
+    ck_assert_int_eq(topo_flow_path(t, r, 0, 4, 0, path, 5), -1);  /* longer than the room given */
+    /* the bisection's node sides: exactly the cut links have ends on both sides */
+    topo_bisection b;
+    ck_assert_int_eq(topo_bisection_compute(t, TOPO_BISECTION_EXACT_MAX, &b, err, sizeof err), 0);
+    unsigned crossing = 0;
+    for (uint32_t l = 0; l < t->n_links; l++) crossing += b.node_side[t->links[l].a] != b.node_side[t->links[l].b];
+    ck_assert_uint_eq(crossing, b.cut_links);
+    for (uint32_t e = 0; e < t->n_endpoints; e++) ck_assert_uint_eq(b.node_side[t->endpoint_node[e]], b.endpoint_side[e]);
+    topo_bisection_free(&b);
+    topo_routes_free(r);
+    topo_free(t);
+}
+END_TEST
+
 START_TEST(test_multiport_terminal)
 {
     /* A GPU-like endpoint with many ports: routes leave on any of its links,
@@ -332,6 +376,7 @@ int main(void)
     tcase_add_test(tc, test_dor_order_and_vcs);
     tcase_add_test(tc, test_deadlock_freedom);
     tcase_add_test(tc, test_bisection);
+    tcase_add_test(tc, test_flows_maxmin);
     tcase_add_test(tc, test_multiport_terminal);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
