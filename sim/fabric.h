@@ -77,6 +77,10 @@ typedef struct sim_fabric_kind {
     /* Its own conservation (nothing lost, duplicated, credits bounded); 0 fine. */
     int (*check)(const void *comp, bool drained, char *why, size_t why_n);
     void (*reset_stats)(void *comp);   /* end of warm-up; may be NULL */
+    /* Teardown: calls fn for every packet it holds (queued, buffered); NULL if
+     * it never holds one between events. See sim_fabric_free. */
+    void (*held)(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx);
+    /* Frees the component; every packet of its pool is back by then (strict sim_pkt_pool_free). */
     void (*free)(void *comp);
 } sim_fabric_kind;
 
@@ -95,6 +99,11 @@ typedef struct sim_fabric_cfg {
 
 /* NULL with err naming the node / link / field on bad input. t stays the caller's. */
 sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *cfg, char *err, size_t errlen);
+/* Every message on a fabric's links is a sim_pkt (sim/packet.h).
+ * Teardown in one order, drained or not (a run stopped by a failed check):
+ * first every packet still held by a component or in flight on a link is
+ * given back to its pool (each once, though a switch and a link may both
+ * name one), then the components are freed, then the links. */
 void sim_fabric_free(sim_fabric *f);
 
 sim_kernel *sim_fabric_kernel(const sim_fabric *f);

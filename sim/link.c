@@ -397,6 +397,11 @@ void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n)
 
 uint64_t sim_link_in_flight(const sim_link *l) { return l->q_len; }
 
+void sim_link_for_each_in_flight(const sim_link *l, void (*fn)(void *msg, void *ctx), void *ctx)
+{
+    for (size_t i = 0; i < l->q_len; i++) fn(l->q[(l->q_head + i) & (l->q_cap - 1)].msg, ctx);
+}
+
 /* Serialisation already queued but still ahead of now: busy_ps counts a
  * message's wire time when it is sent, so this part has not happened yet. */
 static uint64_t wire_time_ahead(const sim_link *l)

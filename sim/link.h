@@ -187,6 +187,9 @@ void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n);
 void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits);
 
 uint64_t sim_link_in_flight(const sim_link *l);
+/* Calls fn for every message in flight, oldest first (a message sent in parts
+ * once per part): for teardown, which must give back what the links hold. */
+void sim_link_for_each_in_flight(const sim_link *l, void (*fn)(void *msg, void *ctx), void *ctx);
 /* Utilisation of the wire since the last stats reset. */
 double sim_link_utilisation(const sim_link *l);
 /* Messages and bytes sent since the last stats reset (msgs_sent, bytes_sent count the whole run). */

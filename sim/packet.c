@@ -45,7 +45,6 @@ void sim_pkt_pool_free(sim_pkt_pool *p)
     pool_release(p);
 }
 
-void sim_pkt_pool_leak_ok(sim_pkt_pool *p) { pool_release(p); }
 
 sim_pkt *sim_pkt_clone(sim_pkt_pool *p, const sim_pkt *k)
 {

@@ -60,11 +60,10 @@ struct sim_pkt_pool {
 };
 
 void sim_pkt_pool_init(sim_pkt_pool *p, const char *owner);
-/* Aborts (a bug) when packets are still out: every model frees what it made
- * or was given before it is torn down. sim_pkt_pool_leak_ok for teardown
- * after a failed check. */
+/* Aborts (a bug) when packets are still out: every packet goes back to its
+ * pool before any pool is freed, after a failed check too (sim_fabric_free's
+ * order: what components hold and links carry first, then the components). */
 void sim_pkt_pool_free(sim_pkt_pool *p);
-void sim_pkt_pool_leak_ok(sim_pkt_pool *p);
 void sim_pkt_pool_grow(sim_pkt_pool *p);
 
 /* A zeroed packet (but pool and id). */

@@ -257,16 +257,16 @@ static void ep_reset_stats(void *comp)
     memset(ep->win_bytes_from, 0, ep->n * sizeof *ep->win_bytes_from);
 }
 
+static void ep_held(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
+{
+    const fabric_endpoint *ep = comp;
+    for (uint32_t i = 0; i < ep->q_len; i++) fn(ep->q[(ep->q_head + i) % ep->q_cap], ctx);
+}
+
 static void ep_free(void *comp)
 {
     fabric_endpoint *ep = comp;
-    while (ep->q_len) {
-        sim_pkt_free(ep->q[ep->q_head]);
-        ep->q_head = (ep->q_head + 1) % ep->q_cap;
-        ep->q_len--;
-    }
-    if (ep->pool.live) sim_pkt_pool_leak_ok(&ep->pool);   /* torn down with packets in the network (a failed check) */
-    else sim_pkt_pool_free(&ep->pool);
+    sim_pkt_pool_free(&ep->pool);   /* the fabric gave back its queue and what the network held */
     free(ep->q);
     free(ep->seq_to);
     free(ep->sent_to);
@@ -300,6 +300,7 @@ static const sim_fabric_kind endpoint_kind = {
     .start = ep_start,
     .check = ep_check,
     .reset_stats = ep_reset_stats,
+    .held = ep_held,
     .free = ep_free,
 };
 

@@ -393,12 +393,19 @@ void fabric_switch_reset_stats(fabric_switch *s)
     s->st.allocations = 0;
 }
 
+void fabric_switch_for_each_held(const fabric_switch *s, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
+{
+    size_t n_queues = (size_t)s->nports * s->nports * s->nvcs;
+    for (size_t q = 0; q < n_queues; q++)
+        for (const sw_entry *e = s->voq[q].head; e; e = e->next) fn(e->pkt, ctx);
+}
+
 void fabric_switch_free(fabric_switch *s)
 {
     if (!s) return;
     for (size_t i = 0; i < s->n_blocks; i++) free(s->blocks[i]);
     free(s->blocks);
-    if (s->st.inside) sim_pkt_pool_leak_ok(&s->pool); else sim_pkt_pool_free(&s->pool);
+    sim_pkt_pool_free(&s->pool);
     free(s->voq);
     free(s->ports);
     free(s);

@@ -41,6 +41,9 @@ void fabric_switch_connect(fabric_switch *s, const sim_fabric_port *p);
  * within the ingress grant, nothing inside when drained. 0 fine. */
 int fabric_switch_check(const fabric_switch *s, bool drained, char *why, size_t why_n);
 void fabric_switch_reset_stats(fabric_switch *s);
+/* Every packet waiting in its queues (a multicast packet once per copy: each copy is its own packet). */
+void fabric_switch_for_each_held(const fabric_switch *s, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx);
+/* Every clone it made must be back (the fabric's teardown gives back what is held). */
 void fabric_switch_free(fabric_switch *s);
 
 typedef struct fabric_switch_port_stats {

@@ -14,13 +14,14 @@ static int kind_check(const void *c, bool drained, char *why, size_t why_n)
     return fabric_switch_check(c, drained, why, why_n);
 }
 static void kind_reset(void *c) { fabric_switch_reset_stats(c); }
+static void kind_held(const void *c, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx) { fabric_switch_for_each_held(c, fn, ctx); }
 static void kind_free(void *c) { fabric_switch_free(c); }
 
 void fabric_switch_register(void)
 {
     static const sim_fabric_kind kind = {
         .name = "switch", .build = kind_build, .ingress = kind_ingress, .connect = kind_connect,
-        .start = NULL, .check = kind_check, .reset_stats = kind_reset, .free = kind_free,
+        .start = NULL, .check = kind_check, .reset_stats = kind_reset, .held = kind_held, .free = kind_free,
     };
     sim_fabric_kind_register(&kind);
 }
