@@ -52,6 +52,7 @@ HOT_INLINE pcie_pkt *pkt_alloc(pcie_pool *pool)
     p->corrupted = 0;
     p->replayed = 0;
     p->flit = NULL;
+    p->pool = pool;
     pool->live++;
     return p;
 }
@@ -74,8 +75,11 @@ static pcie_flit *flit_alloc(pcie_pool *pool)
     return pool->free_flits[--pool->n_free_flits];
 }
 
-static void pkt_free(pcie_pool *pool, pcie_pkt *p)
+/* The receiver is done with a packet: it goes back to the pool it came from
+ * (the sender's), as sim/packet.h's rule for sim_pkt says. */
+static void pkt_free(pcie_pkt *p)
 {
+    pcie_pool *pool = p->pool;
     if (p->flit) {
         if (pool->n_free_flits >= pool->cap_free_flits) sim_fatal("pcie: flit pool free list overflow");
         pool->free_flits[pool->n_free_flits++] = p->flit;
@@ -128,7 +132,7 @@ void pcie_pkt_label(const void *msg, char *buf, size_t n)
     const char *bad = p->corrupted ? "!" : "";
     switch (p->kind) {
     case PCIE_PKT_TLP:
-        snprintf(buf, n, "%s%s%s s%u %uB", bad, p->replayed ? "R:" : "", tlp_name[p->tlp->type], p->seq, p->tlp->len);
+        snprintf(buf, n, "%s%s%s s%u %uB", bad, p->replayed ? "R:" : "", tlp_name[p->tlp.type], p->seq, p->tlp.len);
         break;
     case PCIE_PKT_ACK: snprintf(buf, n, "%sAck %u", bad, p->seq); break;
     case PCIE_PKT_NAK: snprintf(buf, n, "%sNak %u", bad, p->seq); break;
@@ -219,7 +223,7 @@ sim_time_ps pcie_port_stall_ps(const pcie_port *p)
  * the bit offsets of errors inside the packet through `first_bit` (for FEC). */
 static unsigned wire_errors(pcie_port *p, uint32_t bytes, uint32_t *err_bytes, unsigned max_err)
 {
-    const pcie_err_cfg *e = &p->cfg->err[p->dir];
+    const pcie_err_cfg *e = &p->cfg.tx_err;
     unsigned n = 0;
     if (e->ber > 0) {
         int64_t bits = (int64_t)bytes * 8;
@@ -240,7 +244,7 @@ static unsigned wire_errors(pcie_port *p, uint32_t bytes, uint32_t *err_bytes, u
 
 static bool in_bad_window(const pcie_port *p, sim_time_ps t)
 {
-    const pcie_err_cfg *e = &p->cfg->err[p->dir];
+    const pcie_err_cfg *e = &p->cfg.tx_err;
     return e->bad_until_ps > e->bad_from_ps && t >= e->bad_from_ps && t < e->bad_until_ps;
 }
 
@@ -254,10 +258,11 @@ HOT_INLINE void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
             if (wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
             if (in_bad_window(p, now)) k->corrupted = 1;      /* a bad link corrupts TLPs and DLLPs alike */
         }
-        if (k->corrupted) p->st_tx->corrupted++;      /* (or a dropped Ack) */
+        if (k->corrupted) p->st_tx.corrupted++;      /* (or a dropped Ack) */
     }
-    if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) p->disruptive_sent++;
-    sim_link_send(p->tx, k, k->bytes);
+    /* TLPs and Naks are marked: the partner's lookahead must not miss them */
+    if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) sim_link_send_marked(p->tx, k, k->bytes);
+    else sim_link_send(p->tx, k, k->bytes);
     p->last_tx_end = sim_link_tx_free_ps(p->tx);
 }
 
@@ -299,7 +304,7 @@ HOT_INLINE void fc_released(pcie_port *p, unsigned cls)
         p->fc_deadline[cls] = SIM_TIME_MAX;
         kick(p);
     } else if (p->fc_deadline[cls] == SIM_TIME_MAX) {
-        p->fc_deadline[cls] = pcie_port_rx_now(p) + p->phy->ack_limit_ps;
+        p->fc_deadline[cls] = pcie_port_rx_now(p) + p->phy.ack_limit_ps;
         timer_arm(p, p->fc_deadline[cls]);
     }
 }
@@ -385,7 +390,7 @@ static void loop_returned(pcie_port *p, unsigned cls, uint32_t old_limit, uint32
 static void fc_update_received(pcie_port *p, unsigned cls, uint32_t hf, uint32_t df)
 {
     unsigned ht = pcie_fc_hdr_type(cls), dt = pcie_fc_data_type(cls);
-    unsigned scale = p->cfg->fc_scale;
+    unsigned scale = p->cfg.fc_scale;
     unsigned probe = p->loop_probe[cls];
     uint32_t old = p->fct[probe].limit;
     pcie_fc_tx_updatefc(&p->fct[ht], hf, scale);
@@ -410,7 +415,7 @@ HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
     pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], t->data_credits);
     sim_time_ps now = pcie_port_rx_now(p);
     uint32_t pay = pcie_tlp_payload(t);
-    pcie_dir_stats *s = p->st_rx;
+    pcie_dir_stats *s = &p->st_rx;
     if (pay) {
         if (!s->payload_delivered) {
             s->first_delivery_ps = now;
@@ -476,7 +481,7 @@ static void rx_arm_departure(pcie_port *p)
     const pcie_rxent *e = &p->rxb[p->rxb_head];
     bool lazy = p->rx_lazy && p->rxb_timely == 0;
     if (lazy) lazy = !fc_urgent_with(p, PCIE_FC_P, p->rxb_pend_hdr, p->rxb_pend_data);
-    if (lazy) timer_arm(p, e->done_ps + p->phy->ack_limit_ps);
+    if (lazy) timer_arm(p, e->done_ps + p->phy.ack_limit_ps);
     else sim_event_notify_at(&p->drain_ev, e->done_ps - now_of(p));
 }
 
@@ -522,12 +527,12 @@ static bool rx_deferrable(void *ctx, sim_link *l, const void *msg)
     (void)l;
     pcie_port *p = ctx;
     const pcie_pkt *k = msg;
-    if (k->kind != PCIE_PKT_TLP || k->tlp->fc_class != PCIE_FC_P) return false;
+    if (k->kind != PCIE_PKT_TLP || k->tlp.fc_class != PCIE_FC_P) return false;
     if (!p->rejudging) {   /* posted credits on the wire towards this port */
         p->defer_wire_hdr += 1;
-        p->defer_wire_data += k->tlp->data_credits;
+        p->defer_wire_data += k->tlp.data_credits;
     }
-    if (k->corrupted || k->replayed || !p->app.timely || p->app.timely(p->app.ctx, k->tlp)) return false;
+    if (k->corrupted || k->replayed || !p->app.timely || p->app.timely(p->app.ctx, &k->tlp)) return false;
     return posted_release_calm(p);
 }
 
@@ -558,12 +563,12 @@ HOT_INLINE void rx_accept(pcie_port *p, const pcie_tlp *t)
     if (!ok) sim_fatal("pcie %s: receive buffer overflow: a %s TLP arrived beyond the advertised credits", p->name,
                        cls_name[cls]);
     sim_time_ps now = pcie_port_rx_now(p);
-    if (p->cfg->rx_ps == 0) {
+    if (p->cfg.rx_ps == 0) {
         rx_deliver(p, t);
         return;
     }
     sim_time_ps start = p->rx_busy_until > now ? p->rx_busy_until : now;
-    p->rx_busy_until = start + p->cfg->rx_ps;
+    p->rx_busy_until = start + p->cfg.rx_ps;
     if (p->rxb_len == p->rxb_cap) {
         p->rxb = sim_ring_grow(p->rxb, sizeof *p->rxb, p->rxb_head, p->rxb_len, &p->rxb_cap, 64);
         p->rxb_head = 0;
@@ -619,7 +624,7 @@ static void acknak_received(pcie_port *p, uint16_t seq, bool nak)
             if (p->replay_left > out) p->replay_left = out;
             if (!p->replay_left) p->replaying = false;
         }
-        if (pcie_dll_tx_outstanding(&p->dtx)) p->replay_deadline = now + p->phy->replay_timeout_ps;
+        if (pcie_dll_tx_outstanding(&p->dtx)) p->replay_deadline = now + p->phy.replay_timeout_ps;
         else p->replay_deadline = SIM_TIME_MAX;
         /* timer_at only moves later here: the pending event re-arms itself lazily */
     }
@@ -635,7 +640,7 @@ static void replay_timer_start(pcie_port *p, sim_time_ps tx_end)
 {
     if (p->replay_timer_restart || p->replay_deadline == SIM_TIME_MAX) {
         p->replay_timer_restart = false;
-        p->replay_deadline = tx_end + p->phy->replay_timeout_ps;
+        p->replay_deadline = tx_end + p->phy.replay_timeout_ps;
         timer_arm(p, p->replay_deadline);
     }
 }
@@ -652,15 +657,14 @@ static void replay_timeout(pcie_port *p, sim_time_ps now)
 static void enter_recovery(pcie_port *p, sim_time_ps now)
 {
     sim_time_ps start = sim_link_tx_free_ps(p->tx);
-    pcie_pkt *k = pkt_alloc(p->pool);
+    pcie_pkt *k = pkt_alloc(&p->pool);
     k->kind = PCIE_PKT_TS;
-    k->bytes = 16 * p->phy->lanes;
-    sim_time_ps until = start + (sim_time_ps)((double)k->bytes * 1000.0 / p->phy->raw_GBps) + p->cfg->retrain_ps;
+    k->bytes = 16 * p->phy.lanes;
+    sim_time_ps until = start + (sim_time_ps)((double)k->bytes * 1000.0 / p->phy.raw_GBps) + p->cfg.retrain_ps;
     k->until_ps = until;
-    p->disruptive_sent++;
-    sim_link_send(p->tx, k, k->bytes);
+    sim_link_send_marked(p->tx, k, k->bytes);   /* a training set is marked, like TLPs and Naks */
     p->recovery_until = until;
-    if (p->replay_deadline != SIM_TIME_MAX) p->replay_deadline = until + p->phy->replay_timeout_ps;
+    if (p->replay_deadline != SIM_TIME_MAX) p->replay_deadline = until + p->phy.replay_timeout_ps;
     sim_trace_u64(p->tr, p->tv_recovery, 1);
     (void)now;
 }
@@ -670,18 +674,18 @@ static uint32_t tlp_wire_bytes(const pcie_tlp *t) { return PCIE_NFM_FRAMING_BYTE
 
 HOT_INLINE void send_tlp(pcie_port *p, const pcie_tlp *t, uint16_t seq, bool replayed, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(p->pool);
+    pcie_pkt *k = pkt_alloc(&p->pool);
     k->kind = PCIE_PKT_TLP;
     k->seq = seq;
-    k->tlp = t;
+    k->tlp = *t;                  /* the wire carries its own copy: the receiver never reads this replay buffer */
     k->replayed = replayed;
     k->bytes = tlp_wire_bytes(t);
     if (replayed) {
-        p->st_tx->tlps_replayed++;
-        p->st_tx->tlp_replay_wire_bytes += k->bytes;
+        p->st_tx.tlps_replayed++;
+        p->st_tx.tlp_replay_wire_bytes += k->bytes;
     } else {
-        p->st_tx->tlps_new++;
-        p->st_tx->tlp_wire_bytes += k->bytes;
+        p->st_tx.tlps_new++;
+        p->st_tx.tlp_wire_bytes += k->bytes;
     }
     wire_send(p, k, now);
     replay_timer_start(p, p->last_tx_end);
@@ -689,10 +693,10 @@ HOT_INLINE void send_tlp(pcie_port *p, const pcie_tlp *t, uint16_t seq, bool rep
 
 static void send_dllp(pcie_port *p, enum pcie_pkt_kind kind, unsigned cls, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(p->pool);
+    pcie_pkt *k = pkt_alloc(&p->pool);
     k->kind = (uint8_t)kind;
     k->bytes = PCIE_DLLP_BYTES;
-    pcie_dir_stats *s = p->st_tx;
+    pcie_dir_stats *s = &p->st_tx;
     s->dllps++;
     s->dllp_bytes += PCIE_DLLP_BYTES;
     switch (kind) {
@@ -708,7 +712,7 @@ static void send_dllp(pcie_port *p, enum pcie_pkt_kind kind, unsigned cls, sim_t
         } else {
             s->acks++;
             p->ack_sent_count++;
-            uint32_t every = p->cfg->err[p->dir].drop_ack_every;
+            uint32_t every = p->cfg.tx_err.drop_ack_every;
             if (every && p->ack_sent_count % every == 0) {
                 k->corrupted = 1;          /* lost on the wire: the receiver's CRC check drops it */
                 s->dropped_acks++;
@@ -734,11 +738,11 @@ static void send_dllp(pcie_port *p, enum pcie_pkt_kind kind, unsigned cls, sim_t
 
 static void send_skp(pcie_port *p, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(p->pool);
+    pcie_pkt *k = pkt_alloc(&p->pool);
     k->kind = PCIE_PKT_SKP;
-    k->bytes = p->phy->skp_bytes;
-    p->st_tx->skps++;
-    p->st_tx->skp_bytes += k->bytes;
+    k->bytes = p->phy.skp_bytes;
+    p->st_tx.skps++;
+    p->st_tx.skp_bytes += k->bytes;
     wire_send(p, k, now);
 }
 
@@ -800,7 +804,7 @@ HOT_INLINE void take_new(pcie_port *p, unsigned c, pcie_tlp *out, sim_time_ps no
 static bool skp_due(pcie_port *p, sim_time_ps now)
 {
     if (now < p->skp_next) return false;
-    sim_time_ps iv = p->phy->skp_interval_ps;
+    sim_time_ps iv = p->phy.skp_interval_ps;
     if (now > p->skp_next && p->last_tx_end <= p->skp_next) {
         /* the wire was idle when the SKP was due: it went out in the idle time
          * (not when the wire frees exactly as it falls due: then it is sent now,
@@ -836,8 +840,9 @@ static bool tx_dllps(pcie_port *p, sim_time_ps now)
  * one-TLP-per-wake would, at the same wire times. */
 static sim_time_ps lookahead_until(const pcie_port *p, sim_time_ps now)
 {
-    if (!p->lookahead || p->rxb_len || p->peer->disruptive_sent != p->disruptive_rcvd) return now;
-    sim_time_ps until = now + p->cfg->wire_ps;
+    /* the link towards this port counts the marked messages on their way (wire_send, enter_recovery) */
+    if (!p->lookahead || p->rxb_len || sim_link_marked_in_flight(p->rx)) return now;
+    sim_time_ps until = now + p->cfg.wire_ps;
     if (p->skp_next < until) until = p->skp_next;
     if (p->timer_at < until) until = p->timer_at;
     return until;
@@ -904,7 +909,7 @@ static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
 static bool tx_has_work(const pcie_port *p)
 {
     return p->nak_now || p->ack_now || p->fc_now || p->replaying || p->initfc_to_send || p->q_busy ||
-           (p->phy->flit_mode && p->fa_has_carry);
+           (p->phy.flit_mode && p->fa_has_carry);
 }
 
 static bool tx_one_flit(pcie_port *p, sim_time_ps now);
@@ -927,7 +932,7 @@ static void tx_run_body(pcie_port *p)
     }
     p->in_tx = true;
     p->tx_wakes++;
-    bool sent = p->phy->flit_mode ? tx_one_flit(p, now) : tx_one_nfm(p, now);
+    bool sent = p->phy.flit_mode ? tx_one_flit(p, now) : tx_one_nfm(p, now);
     p->in_tx = false;
     if (sent && tx_has_work(p)) sim_event_notify_at(&p->tx_ev, sim_link_tx_free_ps(p->tx) - now);
 }
@@ -1023,8 +1028,8 @@ static void initfc_received(pcie_port *p, const pcie_pkt *k)
     unsigned c = k->fc_class;
     if (!(p->initfc_rcvd & (1u << c))) {
         p->initfc_rcvd |= (uint8_t)(1u << c);
-        pcie_fc_tx_initfc(&p->fct[pcie_fc_hdr_type(c)], k->hdr_fc, p->cfg->fc_scale);
-        pcie_fc_tx_initfc(&p->fct[pcie_fc_data_type(c)], k->data_fc, p->cfg->fc_scale);
+        pcie_fc_tx_initfc(&p->fct[pcie_fc_hdr_type(c)], k->hdr_fc, p->cfg.fc_scale);
+        pcie_fc_tx_initfc(&p->fct[pcie_fc_data_type(c)], k->data_fc, p->cfg.fc_scale);
         loop_types_update(p);
         trace_credits(p);
     }
@@ -1043,7 +1048,7 @@ static bool forced_nak(pcie_port *p)
     if (!every) return false;
     p->rx_tlp_count++;
     if (p->rx_tlp_count % every == 0) {
-        p->st_rx->forced_naks++;
+        p->st_rx.forced_naks++;
         return true;
     }
     return false;
@@ -1059,10 +1064,10 @@ static void rx_tlp_nfm(pcie_port *p, pcie_pkt *k)
     case PCIE_RX_ACCEPT:
         if (p->ack_deadline == SIM_TIME_MAX) {
             if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP would start the AckNak timer", p->name);
-            p->ack_deadline = now_of(p) + p->phy->ack_limit_ps;
+            p->ack_deadline = now_of(p) + p->phy.ack_limit_ps;
             timer_arm(p, p->ack_deadline);
         }
-        rx_accept(p, k->tlp);
+        rx_accept(p, &k->tlp);
         break;
     case PCIE_RX_DUPLICATE:
         if (p->rx_now != now_of(p)) sim_fatal("pcie %s: a deferred TLP was not accepted", p->name);
@@ -1087,12 +1092,11 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     pcie_pkt *k = msg;
     sim_time_ps arrival = sim_link_arrival_ps(l);    /* earlier than now when it was deferred */
     depart_until(p, arrival);
-    if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && k->tlp->fc_class == PCIE_FC_P) {
+    if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && k->tlp.fc_class == PCIE_FC_P) {
         p->defer_wire_hdr -= 1;
-        p->defer_wire_data -= k->tlp->data_credits;
+        p->defer_wire_data -= k->tlp.data_credits;
     }
     p->rx_now = arrival;
-    if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK || k->kind == PCIE_PKT_TS) p->disruptive_rcvd++;
     switch (k->kind) {
     case PCIE_PKT_TLP: rx_tlp_nfm(p, k); break;
     case PCIE_PKT_FLIT: rx_flit(p, k); break;
@@ -1111,7 +1115,7 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         /* the peer entered Recovery: stop transmitting until it ends */
         if (k->until_ps > p->recovery_until) {
             p->recovery_until = k->until_ps;
-            if (p->replay_deadline != SIM_TIME_MAX) p->replay_deadline = k->until_ps + p->phy->replay_timeout_ps;
+            if (p->replay_deadline != SIM_TIME_MAX) p->replay_deadline = k->until_ps + p->phy.replay_timeout_ps;
             sim_trace_u64(p->tr, p->tv_recovery, 1);
             kick(p);
         }
@@ -1119,7 +1123,7 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     default: sim_fatal("pcie %s: unknown packet kind %u", p->name, k->kind);
     }
     p->rx_now = 0;
-    pkt_free(p->pool, k);
+    pkt_free(k);                  /* back to the sender's pool */
     if (!p->settling) rx_arm(p);   /* a deferred arrival: the activation taking it arms at its end */
 }
 
@@ -1127,22 +1131,20 @@ static void port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 #include "models/pcie/pcie_flit.inc"
 
 /* ---- setup ------------------------------------------------------------------------------------- */
-void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cfg *cfg, const pcie_phy *phy,
-                    pcie_pool *pool, unsigned dir, sim_link *tx, sim_link *rx, uint64_t seed, sim_trace *tr,
-                    pcie_dir_stats *st_tx, pcie_dir_stats *st_rx)
+void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_port_cfg *cfg, unsigned dir,
+                    sim_link *tx, sim_link *rx, uint64_t seed, sim_trace *tr)
 {
     memset(p, 0, sizeof *p);
     p->k = k;
     p->name = name;
-    p->cfg = cfg;
-    p->phy = phy;
-    p->pool = pool;
+    p->cfg = *cfg;
+    pcie_phy_init(&p->phy, cfg->gen, cfg->lanes, cfg->mps, cfg->wire_ps);
+    const pcie_phy *phy = &p->phy;
+    pcie_pool_init(&p->pool);
     p->dir = dir;
     p->tx = tx;
     p->rx = rx;
     p->tr = tr;
-    p->st_tx = st_tx;
-    p->st_rx = st_rx;
     unsigned seq_bits = phy->flit_mode ? PCIE_SEQ_BITS_FLIT : PCIE_SEQ_BITS_NFM;
     pcie_dll_tx_init(&p->dtx, seq_bits);
     pcie_dll_rx_init(&p->drx, seq_bits);
@@ -1156,7 +1158,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
     }
     for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
         pcie_fc_tx_init(&p->fct[t], pcie_fc_field_bits(t, cfg->fc_scale));
-        pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[dir][t], cfg->fc_scale);   /* its own advertisement: side == dir */
+        pcie_fc_rx_init(&p->fcr[t], t, cfg->adv[t], cfg->fc_scale);   /* its own advertisement */
         p->fc_least[t] = pcie_fc_is_data(t) ? cfg->mps / PCIE_FC_UNIT_BYTES : 1;
         p->fc_step[t] = p->fcr[t].initial / 8 > (uint64_t)p->fc_least[t] ? p->fcr[t].initial / 8 : (uint64_t)p->fc_least[t];
         if (p->fcr[t].infinite) {   /* what the transmitter has left is unbounded, nothing is held back */
@@ -1172,20 +1174,17 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cf
     }
     p->ack_deadline = p->replay_deadline = p->flit_ack_deadline = SIM_TIME_MAX;
     p->rx_lazy = !cfg->no_lookahead && !tr;
-    p->lookahead = !cfg->no_lookahead && !tr && !phy->flit_mode && cfg->err[0].ber == 0 && cfg->err[1].ber == 0 &&
-                   !cfg->err[0].nak_every && !cfg->err[1].nak_every && !cfg->err[0].drop_ack_every &&
-                   !cfg->err[1].drop_ack_every && cfg->err[0].bad_until_ps <= cfg->err[0].bad_from_ps &&
-                   cfg->err[1].bad_until_ps <= cfg->err[1].bad_from_ps;
+    p->lookahead = p->rx_lazy && !phy->flit_mode && cfg->link_error_free;
     p->defer_arrivals = p->lookahead && p->rx_lazy && cfg->rx_ps > 0;
-    p->wire_faults = cfg->err[dir].ber > 0 || cfg->err[dir].bad_until_ps > cfg->err[dir].bad_from_ps;
-    p->rx_nak_every = cfg->err[dir ^ 1u].nak_every;   /* the direction this port receives */
+    p->wire_faults = cfg->tx_err.ber > 0 || cfg->tx_err.bad_until_ps > cfg->tx_err.bad_from_ps;
+    p->rx_nak_every = cfg->rx_nak_every;
     p->timer_at = SIM_TIME_MAX;
     p->dl = PCIE_DL_FC_INIT1;
     p->initfc_to_send = 7;
     p->skp_next = phy->skp_interval_ps;
     sim_rng_seed_stream(&p->rng, seed, 0x9C1E0000u + dir);
-    if (cfg->err[dir].ber > 0)
-        p->bits_to_error = (int64_t)floor(log1p(-sim_rng_double(&p->rng)) / log1p(-cfg->err[dir].ber));
+    if (cfg->tx_err.ber > 0)
+        p->bits_to_error = (int64_t)floor(log1p(-sim_rng_double(&p->rng)) / log1p(-cfg->tx_err.ber));
     sim_event_init(&p->tx_ev, k, "pcie_tx");
     sim_event_init(&p->timer_ev, k, "pcie_timer");
     sim_event_init(&p->drain_ev, k, "pcie_drain");
@@ -1248,4 +1247,5 @@ void pcie_port_free(pcie_port *p)
     free(p->replay);
     free(p->replay_flits);
     free(p->rxb);
+    pcie_pool_free(&p->pool);     /* with the packets it sent that are still on the wire */
 }
