@@ -17,6 +17,7 @@ static void deliver_head(sim_link *l)
                   l->msgs_delivered);
     l->msgs_delivered++;
     l->bytes_delivered += m.bytes;
+    l->marked_in_flight -= m.marked;
     if (l->traced && l->tv_rx) {
         char buf[64] = "";
         if (l->label) l->label(m.msg, buf, sizeof buf);
@@ -274,7 +275,7 @@ sim_time_ps sim_link_tx_free_ps(const sim_link *l)
     return free_ps > now ? free_ps : now;
 }
 
-static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part)
+static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part, uint8_t marked)
 {
     sim_time_ps now = sim_now(l->k);
     if (l->busy_until_ps < now || (l->busy_until_ps == now && l->busy_until_frac == 0)) {
@@ -301,6 +302,8 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part)
     m->msg = msg;
     m->bytes = bytes;
     m->part = part;
+    m->marked = marked;
+    l->marked_in_flight += marked;
     m->seq = l->msgs_sent;
     m->deferrable = l->deferrable && l->deferrable(l->recv_ctx, l, msg);
     l->q_len++;
@@ -318,6 +321,14 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part)
         if (l->label) l->label(msg, buf, sizeof buf);
         sim_trace_str(sim_trace_of_kernel(l->k), l->tv_tx, buf);
     }
+}
+
+/* A send ends a credit stall (sim_link_try_send_part's accounting). */
+static void stall_end(sim_link *l)
+{
+    const sim_time_ps now = sim_now(l->k);
+    l->stalled = false;
+    l->stall_ps += now - (l->stall_since_ps > l->stats_since_ps ? l->stall_since_ps : l->stats_since_ps);
 }
 
 bool sim_link_try_send_part(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits, uint16_t part)
@@ -340,12 +351,8 @@ bool sim_link_try_send_part(sim_link *l, void *msg, uint32_t bytes, unsigned typ
             if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], pl->avail);
         }
     }
-    if (l->stalled) {
-        const sim_time_ps now = sim_now(l->k);
-        l->stalled = false;
-        l->stall_ps += now - (l->stall_since_ps > l->stats_since_ps ? l->stall_since_ps : l->stats_since_ps);
-    }
-    enqueue(l, msg, bytes, part);
+    if (l->stalled) stall_end(l);
+    enqueue(l, msg, bytes, part, 0);
     return true;
 }
 
@@ -362,6 +369,12 @@ void sim_link_send_part(sim_link *l, void *msg, uint32_t bytes, uint16_t part)
 void sim_link_send(sim_link *l, void *msg, uint32_t bytes)
 {
     sim_link_try_send(l, msg, bytes, 0, 0);
+}
+
+void sim_link_send_marked(sim_link *l, void *msg, uint32_t bytes)
+{
+    if (l->stalled) stall_end(l);
+    enqueue(l, msg, bytes, 0, 1);
 }
 
 void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
@@ -442,6 +455,13 @@ int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n)
     if (l->msgs_delivered + l->q_len != l->msgs_sent) {
         snprintf(why, n, "link %s: sent %" PRIu64 ", delivered %" PRIu64 ", in flight %zu", l->cfg.name, l->msgs_sent,
                  l->msgs_delivered, l->q_len);
+        return -1;
+    }
+    uint64_t marked = 0;
+    for (size_t j = 0; j < l->q_len; j++) marked += l->q[(l->q_head + j) & (l->q_cap - 1)].marked;
+    if (marked != l->marked_in_flight) {
+        snprintf(why, n, "link %s: %" PRIu64 " marked messages on the wire, the count says %u", l->cfg.name, marked,
+                 l->marked_in_flight);
         return -1;
     }
     if (expect_drained && l->q_len) {

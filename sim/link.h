@@ -44,6 +44,7 @@ typedef struct sim_link_msg {
     void *msg;
     uint32_t bytes;
     bool deferrable;                 /* the receiver said it may wait (judged when sent) */
+    uint8_t marked;                  /* sent with sim_link_send_marked (in the padding too) */
     uint16_t part;                   /* sim_link_send_part's index (in the padding: still 32 bytes) */
     uint64_t seq;
 } sim_link_msg;
@@ -102,6 +103,7 @@ struct sim_link {
     sim_time_ps defer_until_ps;      /* the receiver is activated by its own events by then */
     uint64_t msgs_deferred;          /* delivered by sim_link_take_arrived (statistics) */
     uint16_t part;                   /* part index of the message being delivered */
+    uint32_t marked_in_flight;       /* marked messages sent, not yet handed to the receiver */
     /* line 3: credits on their way back, and the sender's callback */
     _Alignas(64) sim_link_credit_msg *cq; size_t cq_head, cq_len, cq_cap;
     sim_link_credit_fn on_credit;
@@ -178,6 +180,13 @@ void sim_link_send(sim_link *l, void *msg, uint32_t bytes);
  * burst: sim/packet.h); the receiver reads it with sim_link_part. */
 bool sim_link_try_send_part(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits, uint16_t part);
 void sim_link_send_part(sim_link *l, void *msg, uint32_t bytes, uint16_t part);
+/* Marked messages: a sender marks the messages its partner must not miss
+ * when it plans ahead (for PCIe: TLPs, Naks, training sets), and the link
+ * counts those sent and not yet handed to the receiver (one waiting for a
+ * deferring receiver counts). The receiver asks the link, never its partner,
+ * whether one is on its way: a conservative lookahead. */
+void sim_link_send_marked(sim_link *l, void *msg, uint32_t bytes);
+static inline uint32_t sim_link_marked_in_flight(const sim_link *l) { return l->marked_in_flight; }
 /* Time the serialiser becomes free (>= now): a sender that paces itself to the wire. */
 sim_time_ps sim_link_tx_free_ps(const sim_link *l);
 /* The receiver starts with n buffer slots already occupied (preloaded state):

@@ -1,14 +1,15 @@
 /* Links: latency, bandwidth serialisation (exact ps), in-order delivery,
  * credits spent and returned with the credit latency, the credit_returned
  * event, stall accounting, utilisation, hold_credits, sim_link_check
- * (conservation holds, and a violation is detected), and deferred delivery
+ * (conservation holds, and a violation is detected), deferred delivery
  * (messages waiting for the receiver's own activation, in order, with their
- * arrival times). */
+ * arrival times), and the count of marked messages in flight. */
 #include <check.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_fixture.h"
 #include "sim/sim.h"
@@ -570,6 +571,51 @@ START_TEST(test_deferred_rejudge_asks_only_the_rest)
 }
 END_TEST
 
+/* Marked messages: counted from their send until they are handed to the
+ * receiver (inside recv the one being delivered no longer counts), a marked
+ * one waiting for a deferring receiver still counts, unmarked ones never do,
+ * and sim_link_check finds a count that disagrees with the wire. */
+static uint32_t marked_seen[16];
+static size_t n_marked_seen;
+static void recv_marked(void *ctx, sim_link *l, void *msg, uint32_t bytes)
+{
+    recv_arrival(ctx, l, msg, bytes);
+    marked_seen[n_marked_seen++] = sim_link_marked_in_flight(l);
+}
+
+START_TEST(test_marked_in_flight)
+{
+    sim_link *l = mk_deferred();
+    sim_link_set_receiver(l, recv_marked, "rx");
+    n_marked_seen = 0;
+    sim_link_defer_until(l, SIM_NS(10));
+    sim_link_send_marked(l, (void *)2, 1);   /* arrives at 2 ns */
+    sim_link_send(l, (void *)4, 1);          /* 3 ns, unmarked */
+    sim_link_send_marked(l, (void *)5, 1);   /* 4 ns, deferrable: waits */
+    sim_link_send_marked(l, (void *)6, 1);   /* 5 ns, not deferrable: its event delivers 5 first, in order */
+    ck_assert_uint_eq(sim_link_marked_in_flight(l), 3);
+    ck_assert_uint_eq(sim_link_in_flight(l), 4);
+    char why[160];
+    ck_assert_int_eq(sim_link_check(l, false, why, sizeof why), 0);
+    l->marked_in_flight++;                   /* a count that disagrees with the wire */
+    ck_assert_int_ne(sim_link_check(l, false, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "marked"));
+    l->marked_in_flight--;
+    sim_run(k, SIM_NS(4) + 500);
+    ck_assert_uint_eq(n_marked_seen, 2);
+    ck_assert_uint_eq(marked_seen[0], 2);    /* 2 delivered: 5 and 6 still on the way */
+    ck_assert_uint_eq(marked_seen[1], 2);    /* 4 was not marked */
+    ck_assert_uint_eq(sim_link_marked_in_flight(l), 2);   /* 5 has arrived but waits: still counted */
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_str_eq(log_str(), "rx@2000 rx@3000 rx@5000 rx@5000");
+    ck_assert_uint_eq(marked_seen[2], 1);
+    ck_assert_uint_eq(marked_seen[3], 0);
+    ck_assert_uint_eq(sim_link_marked_in_flight(l), 0);
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    sim_link_free(l);
+}
+END_TEST
+
 /* Parts: the index given to sim_link_send_part is what sim_link_part reads in
  * recv, per message in order; plain sends read 0; a credited part send that
  * lacks credits sends nothing. */
@@ -632,6 +678,7 @@ static Suite *link_suite(void)
     tcase_add_test(tc, test_deferred_earlier_promise_arms_event);
     tcase_add_test(tc, test_deferred_rejudge);
     tcase_add_test(tc, test_deferred_rejudge_asks_only_the_rest);
+    tcase_add_test(tc, test_marked_in_flight);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,9 +3,11 @@
  * rollover -> retrain, Scaled FC against the unscaled limit, the efficiency
  * band for every generation and width, Flit Mode FEC, the lookahead giving
  * the same results as one TLP per wake, each link partner advertising its
- * own credits (and being checked per port), and bad configurations. */
+ * own credits (and being checked per port), each port's packet pool
+ * conserved mid-run, and bad configurations. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +377,34 @@ START_TEST(test_per_partner_params_simrun)
 }
 END_TEST
 
+/* Each port owns its packet pool and the receiver returns a packet to its
+ * sender's: at any stop, mid-run too, the packets out of each port's pool are
+ * exactly those on its transmit link (pcie_sys_check_links), with deferred
+ * arrivals (rx_ps > 0), Flit Mode, and replays under bit errors both ways. */
+START_TEST(test_pools_conserved_mid_run)
+{
+    pcie_cfg cfgs[3] = { base_cfg(5, 16), base_cfg(6, 8), base_cfg(4, 4) };
+    cfgs[0].rx_ps = SIM_NS(1);
+    cfgs[1].op = PCIE_OP_RDWR;
+    cfgs[2].op = PCIE_OP_RDWR;
+    cfgs[2].err[PCIE_DOWN].ber = cfgs[2].err[PCIE_UP].ber = 1e-6;
+    for (int i = 0; i < 3; i++) {
+        sim_kernel *k = sim_kernel_new();
+        pcie_sys *s = pcie_sys_new(k, &cfgs[i], 3, NULL);
+        char why[256];
+        unsigned stops = 0;
+        for (sim_time_ps t = SIM_NS(1500); !pcie_sys_run(s, t) && t < SIM_US(20000); t += SIM_NS(1500)) {
+            ck_assert_msg(pcie_sys_check_links(s, why, sizeof why) == 0, "config %d at %" PRIu64 " ps: %s", i, t, why);
+            stops++;
+        }
+        ck_assert_msg(stops >= 3, "config %d: only %u stops before the end", i, stops);
+        ck_assert_msg(pcie_sys_check_links(s, why, sizeof why) == 0, "config %d at the end: %s", i, why);
+        pcie_sys_free(s);
+        sim_kernel_free(k);
+    }
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
     char why[256];
@@ -437,6 +467,7 @@ int main(void)
     tcase_add_test(perf, test_lookahead_same_results);
     tcase_add_test(perf, test_reads_split_and_complete);
     tcase_add_test(perf, test_per_partner_credits);
+    tcase_add_test(perf, test_pools_conserved_mid_run);
     suite_add_tcase(s, perf);
     TCase *cfg = tcase_create("config");
     tcase_add_test(cfg, test_bad_config);

@@ -1,6 +1,6 @@
 /* PCIe Data Link Layer and flow-control state machines, free of any timing,
  * so unit tests can drive them directly (tests/check_pcie_dll.c) and the port
- * (pcie_port.c) only adds time, wires and buffers around them.
+ * (the pcie_port*.c files) only adds time, wires and buffers around them.
  *
  * Spec references are PCIe Base Spec r6.x section numbers:
  *   sequence numbers and replay   §3.6.2.1 (transmitter), §3.6.3.1 (receiver)

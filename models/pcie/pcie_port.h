@@ -1,6 +1,9 @@
 /* Internal: one PCIe port (transaction layer queues, data link layer, the
- * transmit side of the physical layer) and the packet pool. Used by
- * pcie_port.c and pcie_sys.c only. */
+ * transmit side of the physical layer), its configuration and its packet
+ * pool. A port is a component: it owns its configuration, its physical-layer
+ * record, its pool and its statistics, and meets its link partner only
+ * through its two sim_links (what it sends on tx, what it receives on rx).
+ * Used by the pcie_*.c files and pcie_sys.c only. */
 #ifndef PCIE_PORT_H
 #define PCIE_PORT_H
 
@@ -40,17 +43,14 @@ typedef struct pcie_pkt {
     uint32_t hdr_fc, data_fc;     /* UpdateFC / InitFC fields */
     uint32_t bytes;
     sim_time_ps until_ps;         /* TS: end of Recovery */
-    /* TLP: its entry in the sender's replay buffer (no copy). The entry is
-     * overwritten only when its sequence number comes round again, which the
-     * half-space rule allows only once the receiver acknowledged a TLP over 2^11
-     * later; that one was sent after every copy of this one (each was sent
-     * while this was unacknowledged), and the wire is FIFO, so every copy of
-     * this TLP has been received by then. */
-    const pcie_tlp *tlp;
+    struct pcie_pool *pool;       /* the sender's: where the receiver returns it (pkt_free) */
+    pcie_tlp tlp;                 /* TLP: its own copy (the receiver never reads the sender's replay buffer) */
     pcie_flit_dlp dlp;            /* flit */
     pcie_flit *flit;              /* flit: TLP content (pool-owned copy) */
 } pcie_pkt;
 
+/* A port's packet pool: packets it sends come from it; the receiver returns
+ * each to the pool it came from when done (sim/packet.h's ownership rule). */
 typedef struct pcie_pool {
     pcie_pkt *free_pkts;
     pcie_flit **free_flits; size_t n_free_flits, cap_free_flits, total_flits;
@@ -66,6 +66,21 @@ typedef struct pcie_tlpq {
 } pcie_tlpq;
 
 typedef struct pcie_port pcie_port;
+
+/* One port's configuration (pcie_sys derives both from pcie_cfg): the link
+ * parameters both partners agree on in training, and what is its own. */
+typedef struct pcie_port_cfg {
+    unsigned gen, lanes, mps;     /* link: both partners run the same */
+    unsigned fc_scale;
+    sim_time_ps wire_ps;          /* one-way wire + PHY latency (replay timeout, lookahead horizon) */
+    uint32_t adv[PCIE_FC_TYPES];  /* InitFC values it advertises for what it receives (0 = infinite) */
+    sim_time_ps rx_ps;            /* its receive buffer: processing time per TLP */
+    sim_time_ps retrain_ps;       /* Recovery after REPLAY_NUM rollover */
+    pcie_err_cfg tx_err;          /* errors on what it sends (ber, bad window, drop_ack_every; nak_every unused) */
+    uint32_t rx_nak_every;        /* forced Naks on what it receives: every Nth TLP (flit) (0 = off) */
+    bool no_lookahead;            /* one TLP per transmitter wake, no lazy receive buffer */
+    bool link_error_free;         /* no error injection in either direction: the lookahead may batch */
+} pcie_port_cfg;
 
 typedef struct pcie_port_app {
     void *ctx;
@@ -91,9 +106,9 @@ typedef struct pcie_loop_ent { uint64_t cum; sim_time_ps sent_ps; } pcie_loop_en
 
 struct pcie_port {
     sim_kernel *k;
-    const pcie_cfg *cfg;
-    const pcie_phy *phy;
-    pcie_pool *pool;
+    pcie_port_cfg cfg;
+    pcie_phy phy;                 /* its own physical-layer record */
+    pcie_pool pool;               /* what it sends comes from here */
     const char *name;
     unsigned dir;                 /* direction this port transmits */
     sim_link *tx, *rx;
@@ -179,9 +194,7 @@ struct pcie_port {
     bool fa_has_carry;
     sim_time_ps flit_ack_deadline;
 
-    /* lookahead (conservative, exact): TLPs/Naks/TS sent towards the peer and received from it */
-    pcie_port *peer;
-    uint64_t disruptive_sent, disruptive_rcvd;
+    /* lookahead (conservative, exact; judged on what the rx link has in flight) */
     bool lookahead;               /* may commit several TLPs per wake when nothing can intervene */
     sim_time_ps tl_now;           /* decision time of the TLP being taken (0 = sim_now) */
     uint64_t tx_wakes;
@@ -196,8 +209,10 @@ struct pcie_port {
     sim_time_ps timer_at;
     bool in_tx;
 
-    pcie_dir_stats *st_tx;        /* stats of the direction this port transmits */
-    pcie_dir_stats *st_rx;        /* ... and receives */
+    /* its statistics: each field is counted by one side only (pcie_sys adds
+     * the transmitter's and the receiver's record of a direction) */
+    pcie_dir_stats st_tx;         /* of the direction this port transmits */
+    pcie_dir_stats st_rx;         /* ... and receives */
 
     /* trace */
     sim_trace_var tv_credit[PCIE_FC_TYPES], tv_replay_occ, tv_next_tx_seq, tv_ackd_seq, tv_next_rcv_seq,
@@ -207,9 +222,9 @@ struct pcie_port {
 void pcie_pool_init(pcie_pool *pool);
 void pcie_pool_free(pcie_pool *pool);
 
-void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_cfg *cfg, const pcie_phy *phy,
-                    pcie_pool *pool, unsigned dir, sim_link *tx, sim_link *rx, uint64_t seed, sim_trace *tr,
-                    pcie_dir_stats *st_tx, pcie_dir_stats *st_rx);
+/* dir: the direction it transmits (= its side; stats, random stream). */
+void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_port_cfg *cfg, unsigned dir,
+                    sim_link *tx, sim_link *rx, uint64_t seed, sim_trace *tr);
 void pcie_port_set_app(pcie_port *p, const pcie_port_app *app);
 void pcie_port_free(pcie_port *p);
 /* The TL hands a TLP to the port (it fills serial itself). */

@@ -26,8 +26,7 @@ typedef struct pend_rd { pcie_tlp mrd; sim_time_ps ready_ps; } pend_rd;
 struct pcie_sys {
     sim_kernel *k;
     pcie_cfg cfg;
-    pcie_phy phy;
-    pcie_pool pool;
+    pcie_phy phy;                  /* the wire's (link rate); each port has its own copy */
     sim_link *down, *up;
     pcie_port req, cpl;
     pcie_results res;
@@ -272,7 +271,7 @@ static void any_drained(void *ctx, pcie_port *p)
 }
 
 /* Posted TLPs may leave the completer's receive buffer lazily, except the one
- * that completes the run (see rx_arm in pcie_port.c). */
+ * that completes the run (see rx_arm_departure in pcie_rx.c). */
 static bool cpl_timely(void *ctx, const pcie_tlp *t)
 {
     const pcie_sys *s = ctx;
@@ -288,6 +287,32 @@ static void cpl_refill(void *ctx, pcie_port *p, unsigned cls)
 }
 
 /* ---- system ------------------------------------------------------------------------- */
+/* What one side's port is configured with: the link parameters, its own
+ * advertisement, the errors on what it sends and the forced Naks on what it
+ * receives. The lookahead relies on an error-free link in both directions,
+ * which only the system that builds both ends knows. */
+static void port_cfg_of(const pcie_cfg *c, unsigned side, pcie_port_cfg *pc)
+{
+    memset(pc, 0, sizeof *pc);
+    pc->gen = c->gen;
+    pc->lanes = c->lanes;
+    pc->mps = c->mps;
+    pc->fc_scale = c->fc_scale;
+    pc->wire_ps = c->wire_ps;
+    for (unsigned t = 0; t < PCIE_FC_TYPES; t++) pc->adv[t] = c->adv[side][t];
+    pc->rx_ps = c->rx_ps;
+    pc->retrain_ps = c->retrain_ps;
+    pc->tx_err = c->err[side];          /* a side transmits in the direction of its number */
+    pc->rx_nak_every = c->err[side ^ 1u].nak_every;
+    pc->no_lookahead = c->no_lookahead;
+    bool error_free = true;
+    for (unsigned d = 0; d < 2; d++) {
+        const pcie_err_cfg *e = &c->err[d];
+        if (e->ber != 0 || e->nak_every || e->drop_ack_every || e->bad_until_ps > e->bad_from_ps) error_free = false;
+    }
+    pc->link_error_free = error_free;
+}
+
 pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_trace *tr)
 {
     char why[256];
@@ -296,7 +321,6 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
     s->k = k;
     s->cfg = *cfg;
     pcie_phy_init(&s->phy, cfg->gen, cfg->lanes, cfg->mps, cfg->wire_ps);
-    pcie_pool_init(&s->pool);
     sim_hist_init(&s->res.latency_ns, "latency_ns");
     s->base_wr = cfg->addr64 ? 0x100000000ull : 0x10000000ull;
     s->base_rd = s->base_wr + 0x40000000ull;
@@ -311,11 +335,11 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
     lc.name = "up";
     s->up = sim_link_new(k, &lc);
 
+    pcie_port_cfg pc[PCIE_SIDES];
+    for (unsigned side = 0; side < PCIE_SIDES; side++) port_cfg_of(cfg, side, &pc[side]);
     sim_trace_push_scope(tr, "pcie");
-    pcie_port_init(&s->req, k, "requester", &s->cfg, &s->phy, &s->pool, PCIE_DOWN, s->down, s->up, seed, tr,
-                   &s->res.dir[PCIE_DOWN], &s->res.dir[PCIE_UP]);
-    pcie_port_init(&s->cpl, k, "completer", &s->cfg, &s->phy, &s->pool, PCIE_UP, s->up, s->down, seed, tr,
-                   &s->res.dir[PCIE_UP], &s->res.dir[PCIE_DOWN]);
+    pcie_port_init(&s->req, k, "requester", &pc[PCIE_REQUESTER], PCIE_DOWN, s->down, s->up, seed, tr);
+    pcie_port_init(&s->cpl, k, "completer", &pc[PCIE_COMPLETER], PCIE_UP, s->up, s->down, seed, tr);
     sim_link_trace(s->down, tr, pcie_pkt_label);
     sim_link_trace(s->up, tr, pcie_pkt_label);
     sim_trace_pop_scope(tr);
@@ -324,8 +348,6 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
     pcie_port_app ca = { s, cpl_deliver, cpl_refill, any_drained, cpl_timely };
     pcie_port_set_app(&s->req, &ra);
     pcie_port_set_app(&s->cpl, &ca);
-    s->req.peer = &s->cpl;
-    s->cpl.peer = &s->req;
 
     s->tags = calloc(cfg->tags, sizeof *s->tags);
     s->free_tags = calloc(cfg->tags, sizeof *s->free_tags);
@@ -361,6 +383,18 @@ void pcie_sys_results(pcie_sys *s, pcie_results *r)
 {
     pcie_port_settle(&s->cpl);
     pcie_port_settle(&s->req);
+    /* a direction's record: the transmitter's counts, the receiver's of what it delivered */
+    pcie_port *tx_port[2] = { &s->req, &s->cpl }, *rx_port[2] = { &s->cpl, &s->req };
+    for (int d = 0; d < 2; d++) {
+        pcie_dir_stats *st = &s->res.dir[d];
+        const pcie_dir_stats *rx = &rx_port[d]->st_rx;
+        *st = tx_port[d]->st_tx;
+        st->forced_naks = rx->forced_naks;
+        st->payload_delivered = rx->payload_delivered;
+        st->first_delivery_ps = rx->first_delivery_ps;
+        st->last_delivery_ps = rx->last_delivery_ps;
+        st->first_delivery_bytes = rx->first_delivery_bytes;
+    }
     *r = s->res;
     memset(&s->res.latency_ns, 0, sizeof s->res.latency_ns);   /* ownership moves to r */
     sim_hist_init(&s->res.latency_ns, "latency_ns");
@@ -424,6 +458,14 @@ int pcie_sys_check_links(const pcie_sys *s, char *why, size_t n)
 {
     if (sim_link_check(s->down, false, why, n)) return -1;
     if (sim_link_check(s->up, false, why, n)) return -1;
+    /* every packet a port's pool has out is on its way to the partner: the receiver returned all others */
+    const pcie_port *ports[2] = { &s->req, &s->cpl };
+    for (int i = 0; i < 2; i++)
+        if (ports[i]->pool.live != sim_link_in_flight(ports[i]->tx)) {
+            snprintf(why, n, "pcie %s: %" PRIu64 " packets out of its pool, %" PRIu64 " on the wire", ports[i]->name,
+                     ports[i]->pool.live, sim_link_in_flight(ports[i]->tx));
+            return -1;
+        }
     return 0;
 }
 
@@ -467,12 +509,11 @@ int pcie_sys_check_credits(pcie_sys *s, char *why, size_t n)
 void pcie_sys_free(pcie_sys *s)
 {
     if (!s) return;
-    /* packets still on the wire go back to the pool with it */
+    /* packets still on the wire go with their sender's pool */
     pcie_port_free(&s->req);
     pcie_port_free(&s->cpl);
     sim_link_free(s->down);
     sim_link_free(s->up);
-    pcie_pool_free(&s->pool);
     sim_hist_free(&s->res.latency_ns);
     free(s->tags);
     free(s->free_tags);

@@ -1,4 +1,4 @@
-/* Flit Mode (Gen6, 64 GT/s, 1b/1b PAM4): included by pcie_port.c.
+/* Flit Mode (Gen6, 64 GT/s, 1b/1b PAM4) of one PCIe port.
  *
  * A flit is 256 B on the wire: 236 B of TLP bytes, 6 B of DLP (flit header
  * with the flit sequence number or an Ack/Nak, and one DLLP slot used for
@@ -9,6 +9,13 @@
  * flit the FEC cannot correct fails its CRC and is Nak'd and replayed
  * (go-back-N, REPLAY_NUM/REPLAY_TIMER as in Non-Flit Mode). When a direction
  * has no TLP bytes but Ack/Nak or credits to return, it sends an idle flit. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/pcie/pcie_port_impl.h"
 
 /* Three-way interleaved FEC: byte i belongs to codeword i % 3; each codeword
  * corrects one bad byte. Returns true if every error was corrected. */
@@ -26,7 +33,7 @@ static bool flit_fec_corrects(const uint32_t *err_bytes, unsigned n)
 /* Fills the DLP of an outgoing flit: Nak > Ack, and one UpdateFC. */
 static void flit_fill_dlp(pcie_port *p, pcie_pkt *k)
 {
-    pcie_dir_stats *s = p->st_tx;
+    pcie_dir_stats *s = &p->st_tx;
     memset(&k->dlp, 0, sizeof k->dlp);
     uint16_t ack_seq = pcie_dll_rx_ack_seq(&p->drx);
     if (p->nak_now) {
@@ -37,7 +44,7 @@ static void flit_fill_dlp(pcie_port *p, pcie_pkt *k)
         k->dlp.acknak = 1;
         s->acks++;
         p->ack_sent_count++;
-        uint32_t every = p->cfg->err[p->dir].drop_ack_every;
+        uint32_t every = p->cfg.tx_err.drop_ack_every;
         if (every && p->ack_sent_count % every == 0) {
             k->dlp.acknak = 0;         /* this flit's Ack is lost (its DLP fails) */
             s->dropped_acks++;
@@ -56,21 +63,21 @@ static void flit_fill_dlp(pcie_port *p, pcie_pkt *k)
         unsigned c = (unsigned)__builtin_ctz(p->fc_now);
         k->dlp.fc_valid = 1;
         k->dlp.fc_class = (uint8_t)c;
-        fill_fc_fields(p, c, &k->dlp.hdr_fc, &k->dlp.data_fc, true);
+        pcie_fill_fc_fields(p, c, &k->dlp.hdr_fc, &k->dlp.data_fc, true);
         s->updatefcs++;
     }
 }
 
 static void send_flit(pcie_port *p, const pcie_flit *f, bool replayed, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(p->pool);
+    pcie_pkt *k = pkt_alloc(&p->pool);
     k->kind = PCIE_PKT_FLIT;
     k->bytes = PCIE_FLIT_BYTES;
     k->replayed = replayed;
     flit_fill_dlp(p, k);
-    pcie_dir_stats *s = p->st_tx;
+    pcie_dir_stats *s = &p->st_tx;
     if (f) {
-        pcie_flit *c = flit_alloc(p->pool);
+        pcie_flit *c = pcie_flit_alloc(&p->pool);
         memcpy(c, f, offsetof(pcie_flit, tlps) + f->n_tlps * sizeof f->tlps[0]);
         k->flit = c;
         k->seq = f->seq;
@@ -88,16 +95,16 @@ static void send_flit(pcie_port *p, const pcie_flit *f, bool replayed, sim_time_
     s->flit_bytes += PCIE_FLIT_BYTES;
     /* errors: FEC corrects one byte per codeword; the rest fails the CRC */
     uint32_t eb[16];
-    unsigned n = wire_errors(p, PCIE_FLIT_BYTES, eb, 16);
+    unsigned n = pcie_wire_errors(p, PCIE_FLIT_BYTES, eb, 16);
     if (n) {
         if (n <= 16 && flit_fec_corrects(eb, n)) s->fec_corrected++;
         else k->corrupted = 1;
     }
-    if (f && in_bad_window(p, now)) k->corrupted = 1;
+    if (f && pcie_in_bad_window(p, now)) k->corrupted = 1;
     if (k->corrupted) s->corrupted++;
     sim_link_send(p->tx, k, k->bytes);
     p->last_tx_end = sim_link_tx_free_ps(p->tx);
-    if (f) replay_timer_start(p, p->last_tx_end);
+    if (f) pcie_replay_timer_start(p, p->last_tx_end);
 }
 
 /* Fills a new payload flit from the carried-over TLP and new TLPs. */
@@ -140,10 +147,10 @@ static bool flit_assemble(pcie_port *p, pcie_flit *f, sim_time_ps now)
     return true;
 }
 
-static bool tx_one_flit(pcie_port *p, sim_time_ps now)
+bool pcie_tx_one_flit(pcie_port *p, sim_time_ps now)
 {
-    if (skp_due(p, now)) {
-        send_skp(p, now);
+    if (pcie_skp_due(p, now)) {
+        pcie_send_skp(p, now);
         return true;
     }
     if (p->dl != PCIE_DL_ACTIVE) {
@@ -151,7 +158,7 @@ static bool tx_one_flit(pcie_port *p, sim_time_ps now)
         if (p->initfc_to_send) {
             unsigned c = (unsigned)__builtin_ctz(p->initfc_to_send);
             p->initfc_to_send &= (uint8_t)~(1u << c);
-            send_dllp(p, p->dl == PCIE_DL_FC_INIT1 ? PCIE_PKT_INITFC1 : PCIE_PKT_INITFC2, c, now);
+            pcie_send_dllp(p, p->dl == PCIE_DL_FC_INIT1 ? PCIE_PKT_INITFC1 : PCIE_PKT_INITFC2, c, now);
             return true;
         }
         return false;
@@ -180,16 +187,16 @@ static bool tx_one_flit(pcie_port *p, sim_time_ps now)
     return false;
 }
 
-static void rx_flit(pcie_port *p, pcie_pkt *k)
+void pcie_rx_flit(pcie_port *p, pcie_pkt *k)
 {
-    if (p->dl == PCIE_DL_FC_INIT2) go_active(p);
+    if (p->dl == PCIE_DL_FC_INIT2) pcie_go_active(p);
     const pcie_flit *f = k->flit;
     bool crc_ok = !k->corrupted;
-    if (crc_ok && f && forced_nak(p)) crc_ok = false;
+    if (crc_ok && f && pcie_forced_nak(p)) crc_ok = false;
     if (crc_ok) {
         /* the DLP of a good flit: Ack/Nak and an FC update */
-        if (k->dlp.acknak) acknak_received(p, k->dlp.acknak_seq, k->dlp.acknak == 2);
-        if (k->dlp.fc_valid) fc_update_received(p, k->dlp.fc_class, k->dlp.hdr_fc, k->dlp.data_fc);
+        if (k->dlp.acknak) pcie_acknak_received(p, k->dlp.acknak_seq, k->dlp.acknak == 2);
+        if (k->dlp.fc_valid) pcie_fc_update_received(p, k->dlp.fc_class, k->dlp.hdr_fc, k->dlp.data_fc);
     }
     if (!f && crc_ok) return;      /* a good idle flit carries no TLP bytes */
     uint16_t seq = f ? f->seq : p->drx.next_rcv_seq;
@@ -198,10 +205,10 @@ static void rx_flit(pcie_port *p, pcie_pkt *k)
     switch (v) {
     case PCIE_RX_ACCEPT:
         if (p->ack_deadline == SIM_TIME_MAX) {
-            p->ack_deadline = now_of(p) + p->phy->ack_limit_ps;
+            p->ack_deadline = now_of(p) + p->phy.ack_limit_ps;
             timer_arm(p, p->ack_deadline);
         }
-        for (unsigned i = 0; i < f->n_tlps; i++) rx_accept(p, &f->tlps[i]);
+        for (unsigned i = 0; i < f->n_tlps; i++) pcie_rx_accept(p, &f->tlps[i]);
         break;
     case PCIE_RX_DUPLICATE:
         p->ack_now = true;
