@@ -31,8 +31,16 @@ void nvs_slots_grow(nvswitch *s)
 {
     if (s->cap_slots >= 1u << 30) sim_fatal("%s: more than 2^30 packets inside", s->cfg.name);
     s->cap_slots = s->cap_slots ? 2 * s->cap_slots : 256;
-    s->slots = realloc(s->slots, s->cap_slots * sizeof *s->slots);
-    if (!s->slots) sim_fatal("out of memory");
+    s->slot_pkt = realloc(s->slot_pkt, s->cap_slots * sizeof *s->slot_pkt);
+    s->slot_free = realloc(s->slot_free, s->cap_slots * sizeof *s->slot_free);
+    if (!s->slot_pkt || !s->slot_free) sim_fatal("out of memory");
+}
+
+void nvs_slots_grow_mc(nvswitch *s)
+{
+    s->cap_mc = s->cap_slots;
+    s->mc = realloc(s->mc, s->cap_mc * sizeof *s->mc);
+    if (!s->mc) sim_fatal("out of memory");
 }
 
 uint64_t nvs_group_mask(const nvswitch *s, const sim_pkt *k)

@@ -8,49 +8,61 @@
 
 #include "models/nvswitch/nvswitch.h"
 
-/* Room for one more slot (the table doubles). */
+/* Room for one more slot (the tables double). */
 void nvs_slots_grow(nvswitch *s);
+/* mc[] as big as the slot table. */
+void nvs_slots_grow_mc(nvswitch *s);
 /* A multicast packet's output ports: its group's members (fatal if none is a port). */
 uint64_t nvs_group_mask(const nvswitch *s, const sim_pkt *k);
 
 static inline bool nvs_mask_multi(uint64_t mask) { return (mask & (mask - 1)) != 0; }
 
-/* A packet arrived for `dest_mask`: its slot. */
-static inline uint32_t nvs_slot_new(nvswitch *s, sim_pkt *k, uint64_t dest_mask, unsigned nflits)
+/* A packet arrived: its slot (the most recently freed: in cache). */
+static inline uint32_t nvs_slot_new(nvswitch *s, sim_pkt *k)
 {
-    uint32_t x = s->slot_free;
-    if (x == UINT32_MAX) {
+    uint32_t x;
+    if (s->n_free) {
+        x = s->slot_free[--s->n_free];
+    } else {
         if (s->n_slots == s->cap_slots) nvs_slots_grow(s);
         x = s->n_slots++;
-    } else {
-        s->slot_free = s->slots[x].next_free;
     }
-    s->slots[x] = (nvs_slot){ .pkt = k, .dest_mask = dest_mask,
-                              .copies_left = nflits * (uint32_t)__builtin_popcountll(dest_mask) };
+    s->slot_pkt[x] = k;
     s->slots_live++;
     return x;
 }
 
-/* n flit copies of slot sl's packet left: once all have, the slot is free,
- * and a multicast original (its copies went instead) is consumed. */
-static inline void nvs_slot_sent(nvswitch *s, nvs_slot *sl, uint32_t n)
+/* The packet in slot x has gone, every copy. */
+static inline void nvs_slot_release(nvswitch *s, uint32_t x)
 {
-    if (sl->copies_left < n) sim_fatal("%s: a packet sent on as more flit copies than it has", s->cfg.name);
-    sl->copies_left -= n;
-    if (sl->copies_left) return;
-    if (nvs_mask_multi(sl->dest_mask)) sim_pkt_free(sl->pkt);
-    sl->pkt = NULL;
-    sl->next_free = s->slot_free;
-    s->slot_free = (uint32_t)(sl - s->slots);
+    s->slot_pkt[x] = NULL;
+    s->slot_free[s->n_free++] = x;
     s->slots_live--;
 }
 
-/* What goes down output j for slot sl: the packet itself (unicast), or a
- * copy of it from the switch's pool, addressed to port j. */
-static inline sim_pkt *nvs_copy_for(nvswitch *s, const nvs_slot *sl, int j)
+/* Slot x holds a multicast packet of nflits to dest_mask. */
+static inline void nvs_slot_mc(nvswitch *s, uint32_t x, uint64_t dest_mask, unsigned nflits)
 {
-    if (!nvs_mask_multi(sl->dest_mask)) return sl->pkt;
-    sim_pkt *c = sim_pkt_clone(&s->pool, sl->pkt);
+    if (s->cap_mc < s->cap_slots) nvs_slots_grow_mc(s);
+    s->mc[x] = (nvs_mc_slot){ .dest_mask = dest_mask, .copies_left = nflits * (uint32_t)__builtin_popcountll(dest_mask) };
+}
+
+/* n flit copies of slot x's multicast packet left: with the last the
+ * original (its copies went instead) is consumed. */
+static inline void nvs_slot_mc_sent(nvswitch *s, uint32_t x, uint32_t n)
+{
+    nvs_mc_slot *m = &s->mc[x];
+    if (m->copies_left < n) sim_fatal("%s: a multicast packet sent on as more flit copies than it has", s->cfg.name);
+    m->copies_left -= n;
+    if (m->copies_left) return;
+    sim_pkt_free(s->slot_pkt[x]);
+    nvs_slot_release(s, x);
+}
+
+/* A copy of multicast packet k from the switch's pool, addressed to port j. */
+static inline sim_pkt *nvs_copy_to(nvswitch *s, const sim_pkt *k, int j)
+{
+    sim_pkt *c = sim_pkt_clone(&s->pool, k);
     c->dst = (uint32_t)j;
     c->group = 0;
     return c;

@@ -30,7 +30,6 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
     s->credit_mode = nvswitch_credit_mode(&cfg->core);
     s->tr = trace;
     sim_pkt_pool_init(&s->pool, cfg->name ? cfg->name : "nvswitch");
-    s->slot_free = UINT32_MAX;
     const xbar_core_ops *cops = NULL; /* the C core (tl, both) */
     void *cimpl = NULL;
     if (cfg->model == NVS_MODEL_TL || cfg->model == NVS_MODEL_BOTH) {
@@ -130,7 +129,9 @@ void nvswitch_free(nvswitch *s, bool drained)
         if (s->mc_copy[x]) sim_pkt_free(s->mc_copy[x]);
     if (drained) sim_pkt_pool_free(&s->pool);
     else sim_pkt_pool_leak_ok(&s->pool);
-    free(s->slots);
+    free(s->slot_pkt);
+    free(s->slot_free);
+    free(s->mc);
     free(s->mc_copy);
     free(s);
 }
@@ -227,21 +228,22 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         if (k->dst == SIM_PKT_GROUP) dm = nvs_group_mask(s, k);
         else if (k->dst < (unsigned)s->n) dm = 1ULL << k->dst;
         else sim_fatal("%s: port %d got a packet for endpoint %u (ports 0..%d)", s->cfg.name, p->idx, k->dst, s->n - 1);
-        slot = nvs_slot_new(s, k, dm, nflits);
+        slot = nvs_slot_new(s, k);
+        if (nvs_mask_multi(dm)) nvs_slot_mc(s, slot, dm, nflits);
         p->rx_slot = s->cfg.saf || nflits == 1 ? NVS_NO_SLOT : slot;
         count = s->cfg.saf ? nflits : 1;
     } else { /* the next flit of the packet arriving */
         slot = p->rx_slot;
-        if (slot == NVS_NO_SLOT || s->slots[slot].pkt != k || part >= k->parts || bytes != fb)
+        if (slot == NVS_NO_SLOT || s->slot_pkt[slot] != k || part >= k->parts || bytes != fb)
             sim_fatal("%s: port %d got flit %u of a packet that is not the one arriving", s->cfg.name, p->idx, part);
-        dm = s->slots[slot].dest_mask;
+        dm = k->dst == SIM_PKT_GROUP ? s->mc[slot].dest_mask : 1ULL << k->dst;
         nflits = k->parts;
         count = 1;
         if (part + 1 == nflits) p->rx_slot = NVS_NO_SLOT;
     }
     const uint64_t copies = (uint64_t)__builtin_popcountll(dm);
     s->mcast_seen |= copies > 1;
-    stage_push(s, p, nvs_flit_make(slot, (unsigned)p->idx, nflits, part), dm, now, count);
+    stage_push(s, p, nvs_flit_make(slot, (unsigned)p->idx, nflits, part) | (copies > 1 ? NVS_FLIT_MCAST : 0), dm, now, count);
     hold_slots(s, p, dm, count);
     /* accounted per message: the flits are presented one per cycle */
     s->copies_inside += copies * count;
@@ -328,7 +330,7 @@ static void return_batches(nvswitch *s, const xbar_out *o)
 /* "P<src>.<seq> f<flit>/<flits>" */
 static void trace_flit_label(nvswitch *s, sim_trace_var v, uint64_t word)
 {
-    const sim_pkt *k = s->slots[nvs_flit_slot(word)].pkt;
+    const sim_pkt *k = s->slot_pkt[nvs_flit_slot(word)];
     sim_trace_strf(s->tr, v, "P%u.%llu f%u/%u", k->src, (unsigned long long)k->seq, nvs_flit_index(word), nvs_flit_nflits(word));
 }
 
@@ -342,11 +344,15 @@ static _Noreturn void egress_fatal(const nvswitch *s, int i, int j, uint64_t wor
 /* Store-and-forward: packet `word` (its last flit) goes down output j whole. */
 static inline void send_packet(nvswitch *s, int j, uint64_t word, unsigned nflits)
 {
-    nvs_slot *sl = &s->slots[nvs_flit_slot(word)];
-    sim_pkt *k = nvs_copy_for(s, sl, j);
-    __builtin_prefetch(k); /* the receiver reads it a link's latency later, when it is out of cache */
+    const uint32_t slot = nvs_flit_slot(word);
+    sim_pkt *k = s->slot_pkt[slot];
+    if (nvs_flit_mcast(word)) k = nvs_copy_to(s, k, j);
+    /* the receiver reads it (both lines) a link's latency later, when it is out of cache */
+    __builtin_prefetch(k);
+    __builtin_prefetch((const char *)k + 64);
     sim_link_send(s->port[j].out, k, nflits * (uint32_t)s->cfg.flit_bytes);
-    nvs_slot_sent(s, sl, nflits);
+    if (nvs_flit_mcast(word)) nvs_slot_mc_sent(s, slot, nflits);
+    else nvs_slot_release(s, slot);
 }
 
 /* Wormhole: flit `word` goes down output j. A multicast packet's copy to j
@@ -354,10 +360,10 @@ static inline void send_packet(nvswitch *s, int j, uint64_t word, unsigned nflit
  * output) pair leave in order, a packet's together). */
 static inline void send_flit(nvswitch *s, int i, int j, uint64_t word)
 {
-    nvs_slot *sl = &s->slots[nvs_flit_slot(word)];
+    const uint32_t slot = nvs_flit_slot(word);
     const unsigned f = nvs_flit_index(word);
-    sim_pkt *k = sl->pkt;
-    if (nvs_mask_multi(sl->dest_mask)) {
+    sim_pkt *k = s->slot_pkt[slot];
+    if (nvs_flit_mcast(word)) {
         if (!s->mc_copy) {
             s->mc_copy = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->mc_copy);
             if (!s->mc_copy) sim_fatal("out of memory");
@@ -365,14 +371,15 @@ static inline void send_flit(nvswitch *s, int i, int j, uint64_t word)
         sim_pkt **c = &s->mc_copy[(size_t)i * XBAR_MAX_PORTS + (size_t)j];
         if ((f == 0) != (*c == NULL) || (*c && (*c)->seq != k->seq))
             sim_fatal("%s: output %d got flit %u of a multicast packet from input %d out of its order", s->cfg.name, j, f, i);
-        if (f == 0) *c = nvs_copy_for(s, sl, j);
+        if (f == 0) *c = nvs_copy_to(s, k, j);
         k = *c;
         if (f + 1 == nvs_flit_nflits(word)) *c = NULL;
     }
     __builtin_prefetch(k);
     if (f) sim_link_send_part(s->port[j].out, k, (uint32_t)s->cfg.flit_bytes, (uint16_t)f);
     else sim_link_send(s->port[j].out, k, (uint32_t)s->cfg.flit_bytes); /* specialised for part 0 */
-    nvs_slot_sent(s, sl, 1);
+    if (nvs_flit_mcast(word)) nvs_slot_mc_sent(s, slot, 1);
+    else if (f + 1 == nvs_flit_nflits(word)) nvs_slot_release(s, slot);
 }
 
 /* Store-and-forward: flits of one (input, output) pair arrive in order, so
@@ -402,7 +409,10 @@ static void egress_packets(nvswitch *s, const xbar_out *o)
     const uint64_t driven = (uint64_t)__builtin_popcountll(o->valid);
     s->copies_inside -= driven;
     s->reasm_flits += driven;
-    for (uint64_t m = o->valid & xbar_core_run_last(s->tl); m; m &= m - 1) {
+    const uint64_t last = o->valid & xbar_core_run_last(s->tl);
+    /* the slots of the packets that may leave: their misses overlap */
+    for (uint64_t m = last; m; m &= m - 1) __builtin_prefetch(&s->slot_pkt[nvs_flit_slot(o->out_data[__builtin_ctzll(m)])]);
+    for (uint64_t m = last; m; m &= m - 1) {
         const int j = __builtin_ctzll(m), i = o->out_src[j];
         const uint64_t word = o->out_data[j];
         const unsigned nflits = nvs_flit_nflits(word);

@@ -56,14 +56,17 @@ typedef enum nvs_credit_mode {
 #define NVS_MAX_FLITS 255       /* flits of one packet (the flit word's 8-bit fields) */
 
 /* The 64-bit flit word the core carries as opaque data: flit index [7:0],
- * packet flits [15:8], input port [23:16], the switch's packet slot [55:24].
- * What the switch needs per flit travels in the word, so the slot (and the
- * packet) is looked at only where a packet arrives and leaves. */
+ * packet flits [15:8], input port [23:16], the switch's packet slot [55:24],
+ * NVS_FLIT_MCAST [63]. What the switch needs per flit travels in the word, so
+ * the slot (and the packet) is looked at only where a packet arrives and
+ * leaves. */
+#define NVS_FLIT_MCAST (1ULL << 63) /* a multicast packet's flit (nvs_flit_make's result | it) */
 static inline uint64_t nvs_flit_make(uint32_t slot, unsigned src, unsigned nflits, unsigned flit)
 {
     return (uint64_t)slot << 24 | (uint64_t)(src & 0xff) << 16 | (uint64_t)(nflits & 0xff) << 8 | (flit & 0xff);
 }
 static inline uint32_t nvs_flit_slot(uint64_t word) { return (uint32_t)(word >> 24); }
+static inline bool nvs_flit_mcast(uint64_t word) { return (word & NVS_FLIT_MCAST) != 0; }
 static inline unsigned nvs_flit_index(uint64_t word) { return (unsigned)(word & 0xff); }
 static inline unsigned nvs_flit_nflits(uint64_t word) { return (unsigned)(word >> 8 & 0xff); }
 static inline unsigned nvs_flit_src(uint64_t word) { return (unsigned)(word >> 16 & 0xff); }
@@ -73,14 +76,12 @@ static inline uint64_t nvs_flit_src_index_of(unsigned src, unsigned flit) { retu
 
 #define NVS_NO_SLOT UINT32_MAX
 
-/* A packet inside the switch (arrived, not all its copies left): the slot a
- * flit word names. */
-typedef struct nvs_slot {
-    sim_pkt *pkt;               /* as it arrived (NULL: the slot is free) */
+/* A multicast packet inside the switch: what its slot needs beyond the
+ * packet (a unicast packet's slot is done when its last flit leaves). */
+typedef struct nvs_mc_slot {
     uint64_t dest_mask;         /* output ports */
     uint32_t copies_left;       /* flit copies not yet sent on (nflits x destinations) */
-    uint32_t next_free;         /* free list (while free) */
-} nvs_slot;
+} nvs_mc_slot;
 
 /* The Verilated core registers itself here (rtl/); until then model=rtl|both
  * are refused. Returns an xbar_core_ops implementation for cfg, or NULL with
@@ -130,10 +131,14 @@ typedef struct nvswitch {
     nvswitch_cfg cfg;
     int n;
     nvs_credit_mode credit_mode;
-    /* packets inside: slots[] with a free list; the switch's own packets
-     * (multicast copies) come from pool */
-    nvs_slot *slots;
-    uint32_t n_slots, cap_slots, slot_free, slots_live;
+    /* packets inside (arrived, copies still to send): per slot the packet
+     * (8 bytes: the egress reads one per packet), a stack of free slots, and
+     * for multicast packets mc[slot]; the switch's own packets (multicast
+     * copies) come from pool */
+    sim_pkt **slot_pkt;
+    uint32_t *slot_free;
+    nvs_mc_slot *mc;                     /* allocated with the first multicast packet, as big as slot_pkt */
+    uint32_t n_slots, cap_slots, n_free, slots_live, cap_mc;
     sim_pkt **mc_copy;                   /* wormhole multicast: per (input, output) the copy on its way (NULL: none) */
     sim_pkt_pool pool;
     const xbar_core_ops *ops;

@@ -3,7 +3,6 @@
 #include "sim/ring.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +31,7 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg)
     if (!e) sim_fatal("out of memory");
     e->k = k;
     e->cfg = *cfg;
+    sim_pkt_pool_init(&e->pool, "endpoints");
     e->injecting = cfg->bernoulli_mask != 0 && cfg->load > 0;
     e->inject_mask = e->injecting ? cfg->bernoulli_mask : 0;
     e->sending = true;
@@ -47,8 +47,6 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg)
         p->owner = p->sink_owner = e;
         p->idx = p->sink_idx = i;
         p->cur_q = -1;
-        snprintf(p->name, sizeof p->name, "endpoint%d", i);
-        sim_pkt_pool_init(&p->pool, p->name);
         sim_rng_seed_stream(&p->rng, cfg->seed, 0x1000u + (uint64_t)i);
         p->next_arrival = bernoulli_gap(&p->rng, e->p_packet, e->log1m_p_packet);
         p->dest_reach = cfg->dest ? dest_reach(cfg->dest, i) : 0;
@@ -73,9 +71,9 @@ void tep_free(tep *e, bool drained)
             }
             free(p->q[q].rest);
         }
-        if (drained) sim_pkt_pool_free(&e->port[i].pool);
-        else sim_pkt_pool_leak_ok(&e->port[i].pool);
     }
+    if (drained) sim_pkt_pool_free(&e->pool);
+    else sim_pkt_pool_leak_ok(&e->pool);
     sim_hist_free(&e->latency_cycles);
     free(e);
 }
@@ -183,7 +181,7 @@ static inline uint64_t qent_mask(const tep_port *p, const tep_qent *q)
  * injected_ps (set when its first flit is sent). */
 static sim_pkt *new_record(tep *e, tep_port *p, const tep_qent *q, sim_time_ps created_ps, uint32_t payload)
 {
-    sim_pkt *k = sim_pkt_alloc(&p->pool);
+    sim_pkt *k = sim_pkt_alloc(&e->pool);
     k->src = (uint32_t)p->idx;
     if (q->flags & TEP_QENT_MCAST) {
         k->dst = SIM_PKT_GROUP;

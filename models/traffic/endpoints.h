@@ -5,8 +5,9 @@
  * All N sources run in ONE clock handler (no per-port events).
  *
  * Links carry sim_pkt (sim/packet.h), whole (store-and-forward) or one flit
- * a part (sim_link_send_part, part = flit index). Each port's source makes
- * its packets from the port's own pool: src = the port, dst = the
+ * a part (sim_link_send_part, part = flit index). The sources make their
+ * packets from the component's pool (one pool: the N endpoints are one
+ * component; a pool per port measured 1-2 % slower, docs/models/nvswitch.md): src = the port, dst = the
  * destination port or SIM_PKT_GROUP (a multicast message: a group of
  * cfg.groups), flow = the port, seq = the flow sequence of flit 0, parts =
  * the flits it travels in (1 whole), wire_bytes = flits x flit_bytes, flags
@@ -171,8 +172,6 @@ typedef struct tep_port {
      * source keeps per-flow order. */
     tep_queue q[TEP_QUEUES];
     uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
-    sim_pkt_pool pool;                     /* the source's packets */
-    char name[16];
     /* sink: what a delivery touches, together (with its own copy of owner
      * and idx, so that it leaves the source's lines alone) */
     struct tep *sink_owner;
@@ -189,6 +188,7 @@ typedef struct tep_port {
 typedef struct tep {
     sim_kernel *k;
     tep_cfg cfg;
+    sim_pkt_pool pool;          /* the sources' packets (the sinks free into it) */
     /* per port the first cycle its source can act again (skipped before it) */
     uint64_t due_cycle[TRAFFIC_MAX_PORTS];
     /* The same, filed by cycle so a cycle finds its sources without looking
