@@ -1,5 +1,6 @@
 /* Endpoints: sources and sinks around a switch (see endpoints.h). */
 #include "models/traffic/endpoints.h"
+#include "models/traffic/endpoints_impl.h"
 #include "sim/ring.h"
 
 #include <math.h>
@@ -8,9 +9,7 @@
 
 static bool tep_cycle(void *ctx, uint64_t cycle);
 static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p);
-static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits);
-static inline const tep_qent *queue_at(const tep_queue *r, uint32_t x);
 
 /* The destinations source `src` can draw under the pattern (traffic_dest_pick):
  * a queue outside them is never filled, so waiting for it is pointless. */
@@ -82,7 +81,7 @@ void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx)
 {
     e->port[port].tx = tx;
     e->port[port].rx = rx;
-    sim_link_set_receiver(rx, tep_recv, &e->port[port]);
+    sim_link_set_receiver(rx, tep_sink_recv, &e->port[port]);
     sim_link_set_credit_callback(tx, tep_credit, &e->port[port]);
 }
 
@@ -112,58 +111,6 @@ static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
     tep *e = p->owner;
     p->stuck_mask &= e->cfg.credit_mode == TEP_CREDIT_PER_DEST ? ~(1ULL << type) : 0;
     if (e->blocked_mask >> p->idx & 1) wake(e, p->idx);
-}
-
-static inline bool queue_empty(const tep_queue *r) { return r->len == 0; }
-static inline tep_qent *queue_first(tep_queue *r) { return &r->first; }
-
-/* Entry x of the queue (0: the first). */
-static inline const tep_qent *queue_at(const tep_queue *r, uint32_t x)
-{
-    return x == 0 ? &r->first : &r->rest[(r->rest_head + x - 1) & (r->cap - 1)];
-}
-
-static void queue_push(tep_queue *r, const tep_qent *v)
-{
-    if (r->len == 0) {
-        r->first = *v;
-        r->len = 1;
-        return;
-    }
-    const uint32_t in_rest = r->len - 1;
-    if (in_rest == r->cap) {
-        size_t cap = r->cap;
-        r->rest = sim_ring_grow(r->rest, sizeof *r->rest, r->rest_head, in_rest, &cap, 16);
-        r->rest_head = 0;
-        r->cap = (uint32_t)cap;
-    }
-    r->rest[(r->rest_head + in_rest) & (r->cap - 1)] = *v;
-    r->len++;
-}
-
-/* Halves a ring that is down to a quarter full: a queue's ring otherwise
- * keeps the largest size it ever needed, and over a long run every queue of
- * a source gets to hold most of the source's packets once. */
-static void queue_shrink(tep_queue *r)
-{
-    const uint32_t in_rest = r->len ? r->len - 1 : 0, cap = r->cap / 2;
-    tep_qent *nb = malloc(cap * sizeof *nb);
-    if (!nb) sim_fatal("out of memory");
-    for (uint32_t x = 0; x < in_rest; x++) nb[x] = r->rest[(r->rest_head + x) & (r->cap - 1)];
-    free(r->rest);
-    r->rest = nb;
-    r->rest_head = 0;
-    r->cap = cap;
-}
-
-static inline void queue_pop(tep_queue *r)
-{
-    if (r->len > 1) {
-        r->first = r->rest[r->rest_head];
-        r->rest_head = (r->rest_head + 1) & (r->cap - 1);
-    }
-    r->len--;
-    if (r->cap > 16 && r->len <= r->cap / 4) queue_shrink(r); /* 16: sim_ring_grow's first size */
 }
 
 static int queue_of(const tep *e, const tep_qent *q)
@@ -487,72 +434,6 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     return TEP_BUSY;
 }
 
-/* Port i is next due at cycle `due` (UINT64_MAX: never; at or before
- * `cycle`: at the next call, as the sources woken). */
-static void file_due(tep *e, int i, uint64_t due, uint64_t cycle)
-{
-    const uint64_t bit = 1ULL << i;
-    e->due_cycle[i] = due;
-    e->far_mask &= ~bit;
-    if (due == UINT64_MAX) return;
-    if (due <= cycle) {
-        e->wake_mask |= bit;
-    } else if (due - cycle <= TEP_WHEEL) { /* slot cycle % TEP_WHEEL was taken: it is next read at cycle + TEP_WHEEL */
-        e->wheel[due % TEP_WHEEL] |= bit;
-    } else {
-        e->far_mask |= bit;
-        if (due < e->far_min) e->far_min = due;
-    }
-}
-
-/* Far sources now within the wheel's reach go into it; returns those due
- * at `cycle` already (woken meanwhile). */
-static uint64_t refile_far(tep *e, uint64_t cycle)
-{
-    const uint64_t far = e->far_mask;
-    uint64_t now_due = 0;
-    e->far_min = UINT64_MAX;
-    for (uint64_t m = far; m; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        if (e->due_cycle[i] <= cycle) {
-            now_due |= 1ULL << i;
-            e->far_mask &= ~(1ULL << i);
-        } else {
-            file_due(e, i, e->due_cycle[i], cycle);
-        }
-    }
-    return now_due;
-}
-
-/* The sources due at `cycle`: the wheel's slot if the previous call was at
- * cycle - 1, else (the first call, or after the handler slept) every source
- * looked at and refiled. */
-static uint64_t take_due(tep *e, uint64_t cycle)
-{
-    uint64_t due = e->wake_mask;
-    e->wake_mask = 0;
-    if (cycle == e->wheel_next) {
-        due |= e->wheel[cycle % TEP_WHEEL];
-        e->wheel[cycle % TEP_WHEEL] = 0;
-    } else {
-        memset(e->wheel, 0, sizeof e->wheel);
-        e->far_mask = 0;
-        e->far_min = UINT64_MAX;
-        for (int i = 0; i < e->cfg.ports; i++) {
-            if (e->due_cycle[i] <= cycle) due |= 1ULL << i;
-            else file_due(e, i, e->due_cycle[i], cycle);
-        }
-    }
-    e->wheel_next = cycle + 1;
-    if (e->far_min <= cycle + TEP_WHEEL) due |= refile_far(e, cycle);
-    /* entries of sources whose due cycle moved later since they were filed */
-    for (uint64_t m = due; m; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        if (e->due_cycle[i] > cycle) due &= ~(1ULL << i);
-    }
-    return due;
-}
-
 /* The first cycle at which port p can do anything again: its next Bernoulli
  * arrival (or, while its wire is busy, the cycle the wire is free: the
  * packets arrived by then are made then, see make_arrivals), its wire
@@ -606,78 +487,6 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     const uint64_t all = e->cfg.ports >= 64 ? ~0ULL : (1ULL << e->cfg.ports) - 1;
     const uint64_t skipped = all & ~due;
     return busy || (e->sending && (e->work_mask & skipped));
-}
-
-/* Payload bytes carried by flits [lo, hi) of a packet (flit 0 is the header). */
-static uint64_t payload_in(const tep *e, const sim_pkt *k, unsigned lo, unsigned hi)
-{
-    uint64_t fb = (uint64_t)e->cfg.flit_bytes, pay = k->payload_bytes;
-    uint64_t a = lo > 1 ? (uint64_t)(lo - 1) * fb : 0, b = hi > 1 ? (uint64_t)(hi - 1) * fb : 0;
-    return (b < pay ? b : pay) - (a < pay ? a : pay);
-}
-
-static _Noreturn void recv_fatal(const tep_port *p, const sim_pkt *k, const char *what)
-{
-    char lab[64];
-    sim_pkt_label(k, lab, sizeof lab);
-    sim_fatal("endpoint %d: %s delivered here: %s", p->sink_idx, lab, what);
-}
-
-/* A packet copy (store-and-forward) or one flit of it (part = flit index)
- * arrives at sink p: counted per message (the flits of one message are
- * consecutive in their flow); the sink consumes the packet with its last part. */
-static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
-{
-    tep_port *p = ctx;
-    tep *e = p->sink_owner;
-    sim_pkt *k = msg;
-    const sim_time_ps now = sim_now(e->k);
-    const unsigned first = sim_link_part(l), fb = (unsigned)e->cfg.flit_bytes;
-    const unsigned cnt = bytes / fb, src = k->src;
-    const unsigned nflits = e->cfg.saf ? cnt : k->parts;
-    if (k->dst != (uint32_t)p->sink_idx) recv_fatal(p, k, "not its destination");
-    if (cnt * fb != bytes || first + cnt > nflits || src >= (unsigned)e->cfg.ports || k->wire_bytes != nflits * fb)
-        recv_fatal(p, k, "a part that is not whole flits of it");
-    /* per-flow order: every flit must be newer than the newest seen */
-    const int64_t seq_first = (int64_t)(k->seq + first);
-    tep_flow_rx *flow = &p->from[src];
-    int64_t *last = &flow->last_seq;
-    if (seq_first > *last) {
-        *last = seq_first + cnt - 1;
-    } else {
-        for (unsigned f = 0; f < cnt; f++) {
-            int64_t seq = seq_first + f;
-            if (seq > *last) *last = seq;
-            else if (seq == *last) e->duplicated++;
-            else e->out_of_order++;
-        }
-    }
-    flow->recv_from += cnt;
-    e->copies_delivered += cnt;
-    if (now >= e->cfg.warmup_ps && now < e->cfg.end_ps) {
-        p->win_out += cnt;
-        e->win_in[src] += cnt;
-        if (e->cfg.record_latency) {
-            double lat = (double)(now - k->created_ps) / (double)e->cfg.period_ps;
-            for (unsigned f = 0; f < cnt; f++) sim_hist_add(&e->latency_cycles, lat);
-        }
-    }
-    if ((k->flags & TEP_PKT_MSG) && p->msg_bytes_total) {
-        p->msg_bytes_recv += payload_in(e, k, first, first + cnt);
-        if (!p->msg_done && p->msg_bytes_recv >= p->msg_bytes_total) {
-            p->msg_done = true;
-            p->msg_done_ps = now;
-            e->msg_dests_done++;
-            if (e->msg_dests_done == e->msg_dests) {
-                e->msg_done_ps = now;
-                if (e->stop_when_msg_done) sim_stop(e->k);
-            }
-        }
-    }
-    if (first + cnt == nflits) sim_pkt_free(k); /* its last part: k is not used below */
-    if (e->stop_when_drained && e->copies_delivered == e->copies_sent) sim_stop(e->k);
-    if (e->first_delivery_ps == SIM_TIME_MAX) e->first_delivery_ps = now;
-    e->last_delivery_ps = now;
 }
 
 void tep_set_message(tep *e, int src, traffic_message *m, bool stop_when_done)
