@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cJSON.h"
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "models/nvswitch/xbar_core.h"
 #include "sim/sim.h"
 

@@ -33,7 +33,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "sim/sim.h"
 #include "xbar_rtl.h"
 #include "xbar_stim.h"

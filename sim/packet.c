@@ -19,8 +19,10 @@ void sim_pkt_pool_grow(sim_pkt_pool *p)
         p->chunks = realloc(p->chunks, p->cap_chunks * sizeof *p->chunks);
         if (!p->chunks) sim_fatal("out of memory");
     }
-    sim_pkt *c = calloc(SIM_PKT_CHUNK, sizeof *c);
+    /* Line-aligned: a 96-byte packet then spans two cache lines, not three. */
+    sim_pkt *c = aligned_alloc(64, SIM_PKT_CHUNK * sizeof *c);
     if (!c) sim_fatal("out of memory");
+    memset(c, 0, SIM_PKT_CHUNK * sizeof *c);
     p->chunks[p->n_chunks++] = c;
     /* Pushed in reverse, so the first allocations come in address order. */
     for (size_t i = SIM_PKT_CHUNK; i-- > 0;) {

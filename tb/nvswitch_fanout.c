@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "sim/sim.h"
 
 static const sim_param_def fanout_params[] = {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cJSON.h"
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "models/traffic/endpoints.h"
 #include "sim/sim.h"
 
@@ -19,7 +19,7 @@ static const sim_param_def uniform_params[] = {
     SIM_PARAM_DOUBLE("load", "1.0", "flits/cycle", 0, 1, "offered load per input (Bernoulli)"),
     SIM_PARAM_ENUM("pattern", "uniform", TRAFFIC_PATTERN_CHOICES, "destinations (uniform includes the own port)"),
     SIM_PARAM_DOUBLE("hotspot_frac", "0.2", "", 0, 1, "pattern=hotspot: fraction of packets to port 0"),
-    SIM_PARAM_INT("pkt_flits", "1", "flits", 1, TPKT_MAX_FLITS, "flits per packet, header included"),
+    SIM_PARAM_INT("pkt_flits", "1", "flits", 1, NVS_EXP_MAX_FLITS, "flits per packet, header included"),
     SIM_PARAM_INT("cycles", "20000", "cycles", 1, 1e10, "simulated switch cycles"),
     SIM_PARAM_INT("warmup", "2000", "cycles", 0, 1e10, "cycles before the measured window"),
     SIM_PARAM_INT("source_queue_pkts", "1024", "packets", 16, 4e9,

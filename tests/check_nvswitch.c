@@ -3,7 +3,7 @@
  * HOL limit for small and large N, VOQ with iSLIP/wavefront/rr near 100%,
  * PIM-1 at 1-(1-1/N)^N), fairness, the credit round trip, conservation, the
  * multicast speedup, determinism, and the refusal of an unavailable RTL core. */
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "sim/sim.h"
 
 #include <check.h>
@@ -351,6 +351,28 @@ START_TEST(multicast_k_times_faster)
 }
 END_TEST
 
+/* The flit word keeps every field; and the packets' ownership holds: after
+ * a drained run of multicast (copies from the switch's pool, wormhole and
+ * store-and-forward) over unicast background, the switch holds nothing but
+ * packets still arriving and every copy it made came back to its pool
+ * (nvswitch_check_drained, part of links_ok; the pools abort on a loss). */
+START_TEST(flit_word_and_packet_ownership)
+{
+    const uint64_t w = nvs_flit_make(0x123456u, 63, 17, 16);
+    ck_assert_uint_eq(nvs_flit_slot(w), 0x123456u);
+    ck_assert_uint_eq(nvs_flit_src(w), 63);
+    ck_assert_uint_eq(nvs_flit_nflits(w), 17);
+    ck_assert_uint_eq(nvs_flit_index(w), 16);
+    ck_assert_uint_eq(nvs_flit_src_index(w), nvs_flit_src_index_of(63, 16));
+    for (int saf = 0; saf <= 1; saf++) {
+        nvs_fanout_cfg c = fcfg(8, 5, true, 1, 0.3, saf);
+        const nvs_fanout_result r = frun_cfg(&c);
+        ck_assert_msg(r.completed && r.cons.drained && r.cons.links_ok && r.cons.dropped == 0 && r.cons.duplicated == 0,
+                      "saf=%d: completed %d drained %d: %s", saf, r.completed, r.cons.drained, r.cons.links_why);
+    }
+}
+END_TEST
+
 START_TEST(rtl_model_refused_until_registered)
 {
     nvs_uniform_cfg c = ucfg(4, XBAR_QUEUE_VOQ, XBAR_ALLOC_ISLIP, 1, 8, 0.5);
@@ -428,6 +450,7 @@ int main(void)
     tcase_add_test(tc, packets_match_per_flit_multicast);
     tcase_add_test(tc, packets_match_per_flit_random);
     tcase_add_test(tc, multicast_k_times_faster);
+    tcase_add_test(tc, flit_word_and_packet_ownership);
     tcase_add_test(tc, rtl_model_refused_until_registered);
     tcase_add_test(tc, model_both_lockstep);
     suite_add_tcase(s, tc);

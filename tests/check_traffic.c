@@ -1,9 +1,8 @@
 /* Unit tests of models/traffic: destination patterns, message cutting,
  * NVLink presets, the packet pool, the Bernoulli sources' timing, and the
  * bounded sources against unbounded ones. */
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "models/traffic/endpoints.h"
-#include "models/traffic/packet.h"
 #include "models/traffic/traffic.h"
 #include "sim/sim.h"
 
@@ -138,25 +137,6 @@ START_TEST(nvlink_presets_table)
 }
 END_TEST
 
-START_TEST(packet_pool_reuses)
-{
-    tpkt_pool pp;
-    tpkt_pool_init(&pp);
-    tpkt *a[5000];
-    for (int k = 0; k < 5000; k++) a[k] = tpkt_alloc(&pp);
-    for (int k = 0; k < 5000; k++) ck_assert_ptr_eq(tpkt_at(&pp, a[k]->idx), a[k]);
-    ck_assert_uint_eq(pp.live, 5000);
-    uint32_t chunks = pp.n_chunks;
-    for (int k = 0; k < 5000; k++) tpkt_release(&pp, a[k]);
-    for (int k = 0; k < 5000; k++) a[k] = tpkt_alloc(&pp);
-    ck_assert_uint_eq(pp.n_chunks, chunks); /* no growth in steady state */
-    uint64_t w = tflit_word(a[7], 16);
-    ck_assert_uint_eq(tflit_pkt(w), a[7]->idx);
-    ck_assert_uint_eq(tflit_index(w), 16);
-    tpkt_pool_free(&pp);
-}
-END_TEST
-
 /* SRC_PORTS Bernoulli sources (uniform destinations, SRC_PKT_FLITS-flit
  * packets, one 16 B flit per SRC_PERIOD_PS) whose links toward the switch
  * end at a test's receiver (the switch side stubbed; sinks[i] is port i's
@@ -169,8 +149,6 @@ END_TEST
 typedef struct src_sink { void *log; int port; } src_sink;
 typedef struct src_rig {
     sim_kernel *k;
-    tpkt_pool pp;
-    tmsg_pool mp;
     sim_clock_domain *clk;
     traffic_dest dest;
     tep_cfg cfg;
@@ -184,8 +162,6 @@ static void src_rig_init_caps(src_rig *g, double load, uint64_t seed, bool saf, 
 {
     memset(g, 0, sizeof *g);
     g->k = sim_kernel_new();
-    tpkt_pool_init(&g->pp);
-    tmsg_pool_init(&g->mp);
     g->clk = sim_clock_new(g->k, "clk", SRC_PERIOD_PS, 0);
     char why[128];
     ck_assert_int_eq(traffic_dest_init(&g->dest, TRAFFIC_UNIFORM, SRC_PORTS, 0, 0, 9, why, sizeof why), 0);
@@ -204,7 +180,7 @@ static void src_rig_init_caps(src_rig *g, double load, uint64_t seed, bool saf, 
     ec->seed = seed;
     ec->src_soft_pkts = soft;
     ec->src_hard_pkts = hard;
-    g->e = tep_new(g->k, g->clk, ec, &g->pp, &g->mp);
+    g->e = tep_new(g->k, g->clk, ec);
     for (int i = 0; i < SRC_PORTS; i++) {
         sim_link_cfg lc = { 0 };
         lc.bandwidth_GBps = link_GBps;
@@ -225,15 +201,13 @@ static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool 
 
 static void src_rig_free(src_rig *g)
 {
-    tep_free(g->e);
+    tep_free(g->e, false); /* packets are still on their way when a run ends */
     for (int i = 0; i < SRC_PORTS; i++) {
         sim_link_free(g->tx[i]);
         sim_link_free(g->rx[i]);
     }
     sim_clock_free(g->clk);
     sim_kernel_free(g->k);
-    tmsg_pool_free(&g->mp);
-    tpkt_pool_free(&g->pp);
 }
 
 /* Source i's PRNG stream replayed: the cycle gaps between its arrivals and
@@ -266,19 +240,18 @@ typedef struct src_log {
 
 static void src_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
-    (void)l;
     (void)bytes;
     src_sink *s = ctx;
     src_log *g = s->log;
-    tmsg *m = msg;
-    const tpkt *k = tpkt_at(&g->rig->pp, m->pkt);
+    sim_pkt *k = msg;
+    const unsigned flit = sim_link_part(l);
     int x = g->n[s->port]++;
     REQUIRE(x < SRC_MAX_FLITS, "too many flits");
     /* one flit serialises in one period, latency 0: sent one period before now */
     g->sent[s->port][x] = (sim_now(g->rig->k) - SRC_PERIOD_PS) / SRC_PERIOD_PS;
     g->created[s->port][x] = k->created_ps / SRC_PERIOD_PS;
-    g->flit[s->port][x] = m->first;
-    tmsg_release(&g->rig->mp, m);
+    g->flit[s->port][x] = flit;
+    if (flit + 1 == k->parts) sim_pkt_free(k); /* as a sink would (cut-through: one flit a part) */
 }
 
 /* Bernoulli sources act in exactly the cycles they must, whether their next
@@ -331,31 +304,29 @@ END_TEST
 typedef struct lazy_log {
     src_rig *rig;
     int n[SRC_PORTS];
-    tpkt rec[SRC_PORTS][LAZY_MAX_PKTS];
+    sim_pkt rec[SRC_PORTS][LAZY_MAX_PKTS];
 } lazy_log;
 
 static void lazy_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
-    (void)l;
-    (void)bytes;
     src_sink *s = ctx;
     lazy_log *g = s->log;
-    tmsg *m = msg;
-    tpkt *k = tpkt_at(&g->rig->pp, m->pkt);
-    if (m->first == 0) {
+    sim_pkt *k = msg;
+    const unsigned first = sim_link_part(l), count = bytes / SRC_FLIT_BYTES;
+    if (first == 0) {
         REQUIRE(g->n[s->port] < LAZY_MAX_PKTS, "too many packets");
         g->rec[s->port][g->n[s->port]++] = *k;
     }
-    if (m->first + m->count == k->nflits) tpkt_release(&g->rig->pp, k); /* as a sink would: the pool reuses it */
-    tmsg_release(&g->rig->mp, m);
+    if (first + count == k->wire_bytes / SRC_FLIT_BYTES) sim_pkt_free(k); /* as a sink would: the pool reuses it */
 }
 
 /* Bernoulli packets get their record only when sent (endpoints.c, tep_qent):
  * with per-destination source queues backed up behind a half-rate link, they
  * leave out of creation order, in records released and reused meanwhile, and
- * every field must still be what it was made with at creation: id in creation
- * order, creation time and destination as the PRNG stream replayed says, and
- * seq0 counting the flits the source sent before. */
+ * every field must still be what it was made with at creation: creation time
+ * (which names the packet: arrivals are at distinct cycles) and destination
+ * as the PRNG stream replayed says, and seq counting the flits the source
+ * sent before. */
 START_TEST(lazy_records_keep_every_field)
 {
     const int pkt_flits = SRC_PKT_FLITS;
@@ -400,21 +371,30 @@ START_TEST(lazy_records_keep_every_field)
             static bool seen[LAZY_MAX_PKTS];
             memset(seen, 0, sizeof seen);
             int reordered = 0;
+            uint32_t prev_id = 0;
             for (int x = 0; x < g.n[i]; x++) {
-                const tpkt *q = &g.rec[i][x];
-                REQUIRE(q->id < src->next_id && !seen[q->id], "port %d packet %d: id %u twice or never made", i, x, q->id);
-                seen[q->id] = true;
-                reordered += x > 0 && q->id < g.rec[i][x - 1].id;
-                REQUIRE(q->created_ps == arrival[q->id] * SRC_PERIOD_PS, "port %d id %u: created at %llu ps, arrival cycle %llu", i,
-                        q->id, (unsigned long long)q->created_ps, (unsigned long long)arrival[q->id]);
-                REQUIRE(q->dest_mask == 1ULL << to[q->id], "port %d id %u: dest mask %llx, drawn %d", i, q->id,
-                        (unsigned long long)q->dest_mask, to[q->id]);
-                REQUIRE(q->src == i && q->nflits == pkt_flits && q->msg == 0, "port %d id %u: src %u nflits %u msg %u", i, q->id, q->src,
-                        q->nflits, q->msg);
-                REQUIRE(q->payload_bytes == (uint32_t)((pkt_flits - 1) * SRC_FLIT_BYTES) && q->copies_left == (uint32_t)pkt_flits,
-                        "port %d id %u: payload %u copies_left %u", i, q->id, q->payload_bytes, q->copies_left);
-                REQUIRE(q->seq0 == (uint64_t)x * pkt_flits, "port %d id %u: seq0 %llu, sent as packet %d", i, q->id,
-                        (unsigned long long)q->seq0, x);
+                const sim_pkt *q = &g.rec[i][x];
+                /* the packet made at the arrival cycle of its creation time (arrival[] ascends) */
+                uint32_t lo = 0, hi = src->next_id;
+                while (lo < hi) {
+                    const uint32_t mid = lo + (hi - lo) / 2;
+                    if (arrival[mid] * SRC_PERIOD_PS < q->created_ps) lo = mid + 1;
+                    else hi = mid;
+                }
+                const uint32_t id = lo;
+                REQUIRE(id < src->next_id && arrival[id] * SRC_PERIOD_PS == q->created_ps && !seen[id],
+                        "port %d packet %d: created at %llu ps, twice or at no arrival", i, x, (unsigned long long)q->created_ps);
+                seen[id] = true;
+                reordered += x > 0 && id < prev_id;
+                prev_id = id;
+                REQUIRE(q->dst == (uint32_t)to[id], "port %d id %u: to %u, drawn %d", i, id, q->dst, to[id]);
+                REQUIRE(q->src == (uint32_t)i && q->wire_bytes == (uint32_t)(pkt_flits * SRC_FLIT_BYTES) && q->flags == 0 &&
+                            q->parts == (saf ? 1 : pkt_flits),
+                        "port %d id %u: src %u wire_bytes %u flags %u parts %u", i, id, q->src, q->wire_bytes, q->flags, q->parts);
+                REQUIRE(q->payload_bytes == (uint32_t)((pkt_flits - 1) * SRC_FLIT_BYTES), "port %d id %u: payload %u", i, id,
+                        q->payload_bytes);
+                REQUIRE(q->seq == (uint64_t)x * pkt_flits, "port %d id %u: seq %llu, sent as packet %d", i, id,
+                        (unsigned long long)q->seq, x);
             }
             REQUIRE(reordered > 0, "port %d: packets left in creation order; the test does not exercise the queues", i);
         }
@@ -540,7 +520,7 @@ START_TEST(bounded_message_source_matches_unbounded)
             src_rig_init_caps(&rig[v], 0.9, 41, false, voq, 12.5, src_sink_recv, &g[v], cap, v == 0 ? UINT32_MAX : 1u << 20);
             g[v].rig = &rig[v];
             traffic_message_init(&m[v], 1ULL << 2, 1u << 20, 2 * SRC_FLIT_BYTES, false);
-            tep_set_message(rig[v].e, 0, &m[v], 1, false);
+            tep_set_message(rig[v].e, 0, &m[v], false);
             sim_run(rig[v].k, SRC_CYCLES * SRC_PERIOD_PS);
         }
         REQUIRE(rig[1].e->source_cap_hits == 0, "voq %d: %llu cap hits", voq, (unsigned long long)rig[1].e->source_cap_hits);
@@ -570,7 +550,6 @@ int main(void)
     tcase_add_test(tc, alltoall_walks_every_other_port);
     tcase_add_test(tc, message_cutting);
     tcase_add_test(tc, nvlink_presets_table);
-    tcase_add_test(tc, packet_pool_reuses);
     tcase_add_test(tc, bernoulli_sources_act_on_time);
     tcase_add_test(tc, lazy_records_keep_every_field);
     tcase_add_test(tc, bounded_sources_match_unbounded);

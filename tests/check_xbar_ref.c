@@ -6,7 +6,7 @@
  * A planted difference (the known-wrong RRM pointer update in either core)
  * must make it fail. More configurations or another seed:
  * XBAR_REF_CONFIGS=n XBAR_REF_SEED=s build/check_xbar_ref. */
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "models/nvswitch/xbar_core.h"
 #include "models/nvswitch/xbar_lockstep.h"
 #include "models/nvswitch/xbar_ref.h"

@@ -1,5 +1,6 @@
 /* The nvswitch component (see nvswitch.h). */
 #include "models/nvswitch/nvswitch.h"
+#include "models/nvswitch/nvs_slots.h"
 
 #include "sim/ring.h"
 
@@ -12,18 +13,11 @@ static nvswitch_rtl_new_fn rtl_new;
 void nvswitch_register_rtl(nvswitch_rtl_new_fn fn) { rtl_new = fn; }
 bool nvswitch_rtl_available(void) { return rtl_new != NULL; }
 
-tep_credit_mode nvswitch_credit_mode(const xbar_core_cfg *core)
-{
-    if (core->depth == 0) return TEP_CREDIT_NONE;
-    if (core->queue == XBAR_QUEUE_FIFO) return TEP_CREDIT_PER_FLIT;
-    return core->shared ? TEP_CREDIT_PER_COPY : TEP_CREDIT_PER_DEST;
-}
-
 static bool sw_cycle(void *ctx, uint64_t cycle);
 static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
 
-nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp,
-                       sim_trace *trace, char *why, size_t why_n)
+nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg *cfg, sim_trace *trace, char *why,
+                       size_t why_n)
 {
     if (xbar_core_cfg_check(&cfg->core, why, why_n) != 0) return NULL;
     if (cfg->credit_batch < 1) return snprintf(why, why_n, "credit_batch=%d: allowed >= 1", cfg->credit_batch), NULL;
@@ -34,9 +28,8 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
     s->cfg = *cfg;
     s->n = cfg->core.ports;
     s->credit_mode = nvswitch_credit_mode(&cfg->core);
-    s->pp = pp;
-    s->mp = mp;
     s->tr = trace;
+    sim_pkt_pool_init(&s->pool, cfg->name ? cfg->name : "nvswitch");
     const xbar_core_ops *cops = NULL; /* the C core (tl, both) */
     void *cimpl = NULL;
     if (cfg->model == NVS_MODEL_TL || cfg->model == NVS_MODEL_BOTH) {
@@ -78,12 +71,13 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
         }
     }
     s->runs = cfg->model == NVS_MODEL_TL && s->tl && !trace && !cfg->per_flit; /* runs are the fast core's */
-    s->packets = s->runs && cfg->saf && s->credit_mode == TEP_CREDIT_PER_DEST;
+    s->packets = s->runs && cfg->saf && s->credit_mode == NVS_CREDIT_PER_DEST;
     s->pair = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->pair);
     if (!s->pair) sim_fatal("out of memory");
     for (int i = 0; i < s->n; i++) {
         s->port[i].sw = s;
         s->port[i].idx = i;
+        s->port[i].rx_slot = NVS_NO_SLOT;
     }
     sim_clock_add(clk, &s->h, cfg->name ? cfg->name : "nvswitch", sw_cycle, s);
     s->h.active = true;
@@ -123,13 +117,22 @@ void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out)
     sim_link_set_receiver(in, sw_recv, &s->port[port]);
 }
 
-void nvswitch_free(nvswitch *s)
+void nvswitch_free(nvswitch *s, bool drained)
 {
     if (!s) return;
     if (s->ls) xbar_lockstep_free(s->ls); /* frees both cores */
     else if (s->ops && s->ops->free) s->ops->free(s->impl);
     for (int i = 0; i < s->n; i++) free(s->port[i].stage);
     free(s->pair);
+    /* copies partly sent (a wormhole run stopped mid-packet) are still the switch's */
+    for (size_t x = 0; s->mc_copy && x < (size_t)s->n * XBAR_MAX_PORTS; x++)
+        if (s->mc_copy[x]) sim_pkt_free(s->mc_copy[x]);
+    if (drained) sim_pkt_pool_free(&s->pool);
+    else sim_pkt_pool_leak_ok(&s->pool);
+    free(s->slot_pkt);
+    free(s->slot_free);
+    free(s->mc);
+    free(s->mc_copy);
     free(s);
 }
 
@@ -192,40 +195,59 @@ static void hold_slots(nvswitch *s, nvs_port *p, uint64_t dest_mask, uint32_t fl
 {
     nvs_pair *pool = nvs_pair_at(s, p->idx, 0);
     switch (s->credit_mode) {
-    case TEP_CREDIT_NONE: break;
-    case TEP_CREDIT_PER_DEST:
+    case NVS_CREDIT_NONE: break;
+    case NVS_CREDIT_PER_DEST:
         for (uint64_t d = dest_mask; d; d &= d - 1) {
             const int j = __builtin_ctzll(d);
             pool[j].held += flits;
             if (s->packets && !pool[j].armed) arm_pool(s, p->idx, j, &pool[j], (uint32_t)s->cfg.credit_batch);
         }
         break;
-    case TEP_CREDIT_PER_FLIT: pool[0].held += flits; break;
-    case TEP_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(dest_mask); break;
+    case NVS_CREDIT_PER_FLIT: pool[0].held += flits; break;
+    case NVS_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(dest_mask); break;
     }
 }
 
+/* A packet (store-and-forward) or one flit of it (wormhole: part = flit
+ * index) arrives: one staging entry, its flits presented one per cycle. */
 static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
-    (void)l;
-    (void)bytes;
     nvs_port *p = ctx;
     nvswitch *s = p->sw;
-    tmsg *m = msg;
+    sim_pkt *k = msg;
     const sim_time_ps now = sim_now(s->k);
-    /* One staging entry per message: its flits are presented one per cycle.
-     * The message says all the switch needs (the record stays unread). */
-    if (m->count) {
-        const uint64_t dm = m->u.dest_mask;
-        const uint64_t copies = tpkt_dest_count(dm);
-        s->mcast_seen |= copies > 1;
-        stage_push(s, p, tflit_make(m->pkt, m->src, m->nflits, m->first), dm, now, m->count);
-        hold_slots(s, p, dm, m->count);
-        /* accounted per message: the flits are presented one per cycle */
-        s->copies_inside += copies * m->count;
-        s->slots_held += (s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies) * m->count;
+    const unsigned part = sim_link_part(l), fb = (unsigned)s->cfg.flit_bytes;
+    uint32_t slot, count;
+    uint64_t dm;
+    unsigned nflits;
+    if (s->cfg.saf || part == 0) { /* a new packet */
+        nflits = s->cfg.saf ? bytes / fb : k->parts;
+        if (nflits < 1 || nflits > NVS_MAX_FLITS || part != 0 || (s->cfg.saf ? bytes % fb != 0 : bytes != fb))
+            sim_fatal("%s: port %d got a packet of %u B in parts of %u B (flits of %u B, at most %d a packet)", s->cfg.name,
+                      p->idx, k->wire_bytes, bytes, fb, NVS_MAX_FLITS);
+        if (k->dst == SIM_PKT_GROUP) dm = nvs_group_mask(s, k);
+        else if (k->dst < (unsigned)s->n) dm = 1ULL << k->dst;
+        else sim_fatal("%s: port %d got a packet for endpoint %u (ports 0..%d)", s->cfg.name, p->idx, k->dst, s->n - 1);
+        slot = nvs_slot_new(s, k);
+        if (nvs_mask_multi(dm)) nvs_slot_mc(s, slot, dm, nflits);
+        p->rx_slot = s->cfg.saf || nflits == 1 ? NVS_NO_SLOT : slot;
+        count = s->cfg.saf ? nflits : 1;
+    } else { /* the next flit of the packet arriving */
+        slot = p->rx_slot;
+        if (slot == NVS_NO_SLOT || s->slot_pkt[slot] != k || part >= k->parts || bytes != fb)
+            sim_fatal("%s: port %d got flit %u of a packet that is not the one arriving", s->cfg.name, p->idx, part);
+        dm = k->dst == SIM_PKT_GROUP ? s->mc[slot].dest_mask : 1ULL << k->dst;
+        nflits = k->parts;
+        count = 1;
+        if (part + 1 == nflits) p->rx_slot = NVS_NO_SLOT;
     }
-    tmsg_release(s->mp, m);
+    const uint64_t copies = (uint64_t)__builtin_popcountll(dm);
+    s->mcast_seen |= copies > 1;
+    stage_push(s, p, nvs_flit_make(slot, (unsigned)p->idx, nflits, part) | (copies > 1 ? NVS_FLIT_MCAST : 0), dm, now, count);
+    hold_slots(s, p, dm, count);
+    /* accounted per message: the flits are presented one per cycle */
+    s->copies_inside += copies * count;
+    s->slots_held += (s->cfg.core.queue == XBAR_QUEUE_FIFO ? 1 : copies) * count;
     if (!s->h.active) sim_clock_wake(&s->h);
 }
 
@@ -258,8 +280,8 @@ static void return_credits(nvswitch *s, const xbar_out *o)
     uint64_t freed = (uint64_t)__builtin_popcountll(o->credit);
     for (int i = 0; extra_any && i < n; i++) freed += (uint64_t)__builtin_popcountll(o->credit_extra[i]);
     s->slots_held -= freed;
-    if (s->credit_mode == TEP_CREDIT_NONE) return;
-    const bool voq_pools = s->credit_mode == TEP_CREDIT_PER_DEST;
+    if (s->credit_mode == NVS_CREDIT_NONE) return;
+    const bool voq_pools = s->credit_mode == NVS_CREDIT_PER_DEST;
     const uint32_t batch = (uint32_t)s->cfg.credit_batch;
     for (uint64_t m = o->credit; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
@@ -305,24 +327,59 @@ static void return_batches(nvswitch *s, const xbar_out *o)
     s->slots_held -= freed;
 }
 
-static void trace_egress_label(nvswitch *s, nvs_port *p, uint64_t word)
+/* "P<src>.<seq> f<flit>/<flits>" */
+static void trace_flit_label(nvswitch *s, sim_trace_var v, uint64_t word)
 {
-    const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
-    sim_trace_strf(s->tr, p->tv_out_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
+    const sim_pkt *k = s->slot_pkt[nvs_flit_slot(word)];
+    sim_trace_strf(s->tr, v, "P%u.%llu f%u/%u", k->src, (unsigned long long)k->seq, nvs_flit_index(word), nvs_flit_nflits(word));
 }
 
 static _Noreturn void egress_fatal(const nvswitch *s, int i, int j, uint64_t word, unsigned expect)
 {
-    if (tflit_src(word) != (unsigned)i)
-        sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, tflit_src(word), j, i);
-    sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, tflit_index(word), i, expect);
+    if (nvs_flit_src(word) != (unsigned)i)
+        sim_fatal("%s: flit of source %u driven on output %d as coming from input %d", s->cfg.name, nvs_flit_src(word), j, i);
+    sim_fatal("%s: output %d got flit %u of a packet from input %d, expected %u", s->cfg.name, j, nvs_flit_index(word), i, expect);
 }
 
 /* Store-and-forward: packet `word` (its last flit) goes down output j whole. */
 static inline void send_packet(nvswitch *s, int j, uint64_t word, unsigned nflits)
 {
-    sim_link_send(s->port[j].out, tmsg_alloc(s->mp, tflit_pkt(word), 0, nflits, tflit_src(word), nflits, 1ULL << j),
-                  nflits * (uint32_t)s->cfg.flit_bytes);
+    const uint32_t slot = nvs_flit_slot(word);
+    sim_pkt *k = s->slot_pkt[slot];
+    if (nvs_flit_mcast(word)) k = nvs_copy_to(s, k, j);
+    /* the receiver reads it (both lines) a link's latency later, when it is out of cache */
+    __builtin_prefetch(k);
+    __builtin_prefetch((const char *)k + 64);
+    sim_link_send(s->port[j].out, k, nflits * (uint32_t)s->cfg.flit_bytes);
+    if (nvs_flit_mcast(word)) nvs_slot_mc_sent(s, slot, nflits);
+    else nvs_slot_release(s, slot);
+}
+
+/* Wormhole: flit `word` goes down output j. A multicast packet's copy to j
+ * is made with its first flit and carries the rest (flits of one (input,
+ * output) pair leave in order, a packet's together). */
+static inline void send_flit(nvswitch *s, int i, int j, uint64_t word)
+{
+    const uint32_t slot = nvs_flit_slot(word);
+    const unsigned f = nvs_flit_index(word);
+    sim_pkt *k = s->slot_pkt[slot];
+    if (nvs_flit_mcast(word)) {
+        if (!s->mc_copy) {
+            s->mc_copy = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->mc_copy);
+            if (!s->mc_copy) sim_fatal("out of memory");
+        }
+        sim_pkt **c = &s->mc_copy[(size_t)i * XBAR_MAX_PORTS + (size_t)j];
+        if ((f == 0) != (*c == NULL) || (*c && (*c)->seq != k->seq))
+            sim_fatal("%s: output %d got flit %u of a multicast packet from input %d out of its order", s->cfg.name, j, f, i);
+        if (f == 0) *c = nvs_copy_to(s, k, j);
+        k = *c;
+        if (f + 1 == nvs_flit_nflits(word)) *c = NULL;
+    }
+    __builtin_prefetch(k);
+    if (f) sim_link_send_part(s->port[j].out, k, (uint32_t)s->cfg.flit_bytes, (uint16_t)f);
+    else sim_link_send(s->port[j].out, k, (uint32_t)s->cfg.flit_bytes); /* specialised for part 0 */
+    if (nvs_flit_mcast(word)) nvs_slot_mc_sent(s, slot, 1);
+    else if (f + 1 == nvs_flit_nflits(word)) nvs_slot_release(s, slot);
 }
 
 /* Store-and-forward: flits of one (input, output) pair arrive in order, so
@@ -331,8 +388,8 @@ static inline void send_packet(nvswitch *s, int j, uint64_t word, unsigned nflit
 static inline void reassemble(nvswitch *s, nvs_pair *pair, int i, int j, uint64_t word)
 {
     nvs_pair *pp = &pair[(size_t)i * XBAR_MAX_PORTS + (size_t)j];
-    const unsigned f = pp->reasm, nflits = tflit_nflits(word);
-    if (tflit_src_index(word) != tflit_src_index_of((unsigned)i, f)) egress_fatal(s, i, j, word, f);
+    const unsigned f = pp->reasm, nflits = nvs_flit_nflits(word);
+    if (nvs_flit_src_index(word) != nvs_flit_src_index_of((unsigned)i, f)) egress_fatal(s, i, j, word, f);
     if (f + 1 < nflits) {
         pp->reasm = (uint16_t)(f + 1);
         return;
@@ -342,7 +399,7 @@ static inline void reassemble(nvswitch *s, nvs_pair *pair, int i, int j, uint64_
 }
 
 /* Packet mode: a packet leaves with its last flit, which always ends a VOQ
- * run (no packet's first tag follows another's last, see tflit_word); a
+ * run (no packet's first tag follows another's last, see nvs_flit_make); a
  * packet presented flit by flit may make more runs, where the reader
  * caught up with it. The flits before are counted, not looked at: the core
  * keeps a run's flits in order, and the drain's credit and copy accounting
@@ -352,12 +409,15 @@ static void egress_packets(nvswitch *s, const xbar_out *o)
     const uint64_t driven = (uint64_t)__builtin_popcountll(o->valid);
     s->copies_inside -= driven;
     s->reasm_flits += driven;
-    for (uint64_t m = o->valid & xbar_core_run_last(s->tl); m; m &= m - 1) {
+    const uint64_t last = o->valid & xbar_core_run_last(s->tl);
+    /* the slots of the packets that may leave: their misses overlap */
+    for (uint64_t m = last; m; m &= m - 1) __builtin_prefetch(&s->slot_pkt[nvs_flit_slot(o->out_data[__builtin_ctzll(m)])]);
+    for (uint64_t m = last; m; m &= m - 1) {
         const int j = __builtin_ctzll(m), i = o->out_src[j];
         const uint64_t word = o->out_data[j];
-        const unsigned nflits = tflit_nflits(word);
-        if (tflit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
-        if (tflit_index(word) + 1 != nflits) continue;
+        const unsigned nflits = nvs_flit_nflits(word);
+        if (nvs_flit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
+        if (nvs_flit_index(word) + 1 != nflits) continue;
         if (s->reasm_flits < nflits)
             sim_fatal("%s: a packet of %u flits left output %d with %llu flits driven for it", s->cfg.name, nflits, j,
                       (unsigned long long)s->reasm_flits);
@@ -383,14 +443,13 @@ static void egress(nvswitch *s, const xbar_out *o)
         const int j = __builtin_ctzll(m), i = o->out_src[j];
         const uint64_t word = o->out_data[j];
         nvs_port *p = &s->port[j];
-        if (s->tr && p->tv_out_label) trace_egress_label(s, p, word);
+        if (s->tr && p->tv_out_label) trace_flit_label(s, p->tv_out_label, word);
         if (s->cfg.saf) {
             reassemble(s, pair, i, j, word);
             continue;
         }
-        if (tflit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
-        sim_link_send(p->out, tmsg_alloc(s->mp, tflit_pkt(word), tflit_index(word), 1, tflit_src(word), tflit_nflits(word), 1ULL << j),
-                      (uint32_t)s->cfg.flit_bytes);
+        if (nvs_flit_src(word) != (unsigned)i) egress_fatal(s, i, j, word, 0);
+        send_flit(s, i, j, word);
     }
 }
 
@@ -436,12 +495,6 @@ static void step_core(nvswitch *s)
     s->core_cycles++;
 }
 
-static void trace_ingress_label(nvswitch *s, nvs_port *p, uint64_t word)
-{
-    const tpkt *k = tpkt_at(s->pp, tflit_pkt(word));
-    sim_trace_strf(s->tr, p->tv_in_label, "P%u.%u f%u/%u", k->src, k->id, tflit_index(word), k->nflits);
-}
-
 /* A message that has presented nothing yet, starting in `cycle`: as one run
  * if the core takes it so (true), else the caller presents it per flit. */
 static bool try_run(nvswitch *s, int i, uint64_t cycle)
@@ -480,7 +533,7 @@ static uint64_t present(nvswitch *s, sim_time_ps now, uint64_t cycle)
         }
         valid |= m & -m; /* bit i */
         s->in.in[i].data++; /* the next flit of the message */
-        if (tr && s->port[i].tv_in_label) trace_ingress_label(s, &s->port[i], s->in.in[i].data);
+        if (tr && s->port[i].tv_in_label) trace_flit_label(s, s->port[i].tv_in_label, s->in.in[i].data);
         if (!--s->cur_left[i]) done |= m & -m;
     }
     s->in.valid = valid;

@@ -1,21 +1,26 @@
-/* The NVSwitch-like crossbar as a kernel component: N ports joined to the
- * endpoints through sim links (it still shares the traffic model's packet
- * and message pools: docs/architecture.md, "Known exceptions"; the fabric
- * issue removes that), one clock-domain handler stepping a
+/* The NVSwitch-like crossbar as a kernel component: N ports joined to
+ * whatever sits on them (the tests: traffic endpoints) through sim links that
+ * carry sim_pkt (sim/packet.h): whole packets (store-and-forward) or one flit
+ * a part (wormhole, sim_link_send_part). One clock-domain handler steps a
  * pluggable cycle-level core (the C core, the Verilated RTL, or both in
  * lock-step). Per cycle it presents at most one arrived flit per input to the
  * core, sends the core's output flits down the output links, and returns the
- * core's freed slots as link credits (one pool per VOQ, or one per input). */
+ * core's freed slots as link credits (one pool per VOQ, or one per input).
+ *
+ * Packets: the switch forwards a unicast packet itself; a multicast packet
+ * (dst SIM_PKT_GROUP, its group's members are port indices) leaves as one
+ * copy per destination (sim_pkt_clone from the switch's own pool, addressed
+ * to that port), and the switch frees the original when its last copy has
+ * left. Endpoint address = port index. */
 #ifndef NVSWITCH_H
 #define NVSWITCH_H
 
 #include "models/nvswitch/xbar_core.h"
 #include "models/nvswitch/xbar_lockstep.h"
 #include "models/nvswitch/xbar_ref.h"
-#include "models/traffic/endpoints.h"
-#include "models/traffic/packet.h"
 #include "sim/clock.h"
 #include "sim/link.h"
+#include "sim/packet.h"
 #include "sim/trace.h"
 
 typedef enum nvs_model { NVS_MODEL_TL = 0, NVS_MODEL_RTL, NVS_MODEL_BOTH } nvs_model;
@@ -36,7 +41,47 @@ typedef struct nvswitch_cfg {
     bool per_flit;           /* the flit-by-flit path throughout: no presentation runs, egress and
                               * credits looked at per flit (tests compare both ways) */
     const char *name;
+    const sim_groups *groups; /* the system's multicast groups (NULL: unicast only) */
 } nvswitch_cfg;
+
+/* How the switch's input buffer counts space: the credit pools its ingress
+ * links need (nvswitch_link_credits), and how an upstream spends them. */
+typedef enum nvs_credit_mode {
+    NVS_CREDIT_NONE = 0,        /* unbounded buffers: no flow control */
+    NVS_CREDIT_PER_DEST,        /* one pool per VOQ: a flit spends one of every destination's pool */
+    NVS_CREDIT_PER_FLIT,        /* one pool per input (FIFO): a flit spends one */
+    NVS_CREDIT_PER_COPY,        /* one shared pool per input (shared VOQ buffer): one per copy */
+} nvs_credit_mode;
+
+#define NVS_MAX_FLITS 255       /* flits of one packet (the flit word's 8-bit fields) */
+
+/* The 64-bit flit word the core carries as opaque data: flit index [7:0],
+ * packet flits [15:8], input port [23:16], the switch's packet slot [55:24],
+ * NVS_FLIT_MCAST [63]. What the switch needs per flit travels in the word, so
+ * the slot (and the packet) is looked at only where a packet arrives and
+ * leaves. */
+#define NVS_FLIT_MCAST (1ULL << 63) /* a multicast packet's flit (nvs_flit_make's result | it) */
+static inline uint64_t nvs_flit_make(uint32_t slot, unsigned src, unsigned nflits, unsigned flit)
+{
+    return (uint64_t)slot << 24 | (uint64_t)(src & 0xff) << 16 | (uint64_t)(nflits & 0xff) << 8 | (flit & 0xff);
+}
+static inline uint32_t nvs_flit_slot(uint64_t word) { return (uint32_t)(word >> 24); }
+static inline bool nvs_flit_mcast(uint64_t word) { return (word & NVS_FLIT_MCAST) != 0; }
+static inline unsigned nvs_flit_index(uint64_t word) { return (unsigned)(word & 0xff); }
+static inline unsigned nvs_flit_nflits(uint64_t word) { return (unsigned)(word >> 8 & 0xff); }
+static inline unsigned nvs_flit_src(uint64_t word) { return (unsigned)(word >> 16 & 0xff); }
+/* Source and flit index together, to check both with one compare. */
+static inline uint64_t nvs_flit_src_index(uint64_t word) { return word & 0xff00ff; }
+static inline uint64_t nvs_flit_src_index_of(unsigned src, unsigned flit) { return (uint64_t)(src & 0xff) << 16 | (flit & 0xff); }
+
+#define NVS_NO_SLOT UINT32_MAX
+
+/* A multicast packet inside the switch: what its slot needs beyond the
+ * packet (a unicast packet's slot is done when its last flit leaves). */
+typedef struct nvs_mc_slot {
+    uint64_t dest_mask;         /* output ports */
+    uint32_t copies_left;       /* flit copies not yet sent on (nflits x destinations) */
+} nvs_mc_slot;
 
 /* The Verilated core registers itself here (rtl/); until then model=rtl|both
  * are refused. Returns an xbar_core_ops implementation for cfg, or NULL with
@@ -72,6 +117,7 @@ typedef struct nvs_port {
     int idx;
     sim_link *in, *out;
     struct nvswitch *sw;
+    uint32_t rx_slot;                    /* wormhole: the slot of the packet whose flits are arriving, or NVS_NO_SLOT */
     /* tracing (0 when off) */
     sim_trace_var tv_in_valid, tv_out_valid, tv_grant, tv_grant_out, tv_credit, tv_in_label, tv_out_label, tv_backlog;
     uint8_t last_in_valid, last_out_valid, last_grant, last_grant_out, last_credit;
@@ -84,9 +130,17 @@ typedef struct nvswitch {
     sim_kernel *k;
     nvswitch_cfg cfg;
     int n;
-    tep_credit_mode credit_mode;
-    tpkt_pool *pp;
-    tmsg_pool *mp;
+    nvs_credit_mode credit_mode;
+    /* packets inside (arrived, copies still to send): per slot the packet
+     * (8 bytes: the egress reads one per packet), a stack of free slots, and
+     * for multicast packets mc[slot]; the switch's own packets (multicast
+     * copies) come from pool */
+    sim_pkt **slot_pkt;
+    uint32_t *slot_free;
+    nvs_mc_slot *mc;                     /* allocated with the first multicast packet, as big as slot_pkt */
+    uint32_t n_slots, cap_slots, n_free, slots_live, cap_mc;
+    sim_pkt **mc_copy;                   /* wormhole multicast: per (input, output) the copy on its way (NULL: none) */
+    sim_pkt_pool pool;
     const xbar_core_ops *ops;
     void *impl;
     xbar_lockstep *ls;                   /* model=both */
@@ -131,14 +185,25 @@ typedef struct nvswitch {
     sim_trace_var tv_matches, tv_copies_out;
 } nvswitch;
 
-/* Credit pools the ingress links need for this switch configuration. */
-tep_credit_mode nvswitch_credit_mode(const xbar_core_cfg *core);
+/* The input buffer's organisation for this switch configuration. */
+nvs_credit_mode nvswitch_credit_mode(const xbar_core_cfg *core);
+/* The credit pools (credit_types, credits[]) of a link into one of its ports. */
+void nvswitch_link_credits(const xbar_core_cfg *core, sim_link_cfg *lc);
 
 /* NULL with a message on a bad configuration or an unavailable model. */
-nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp,
-                       sim_trace *trace, char *why, size_t why_n);
+nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg *cfg, sim_trace *trace, char *why,
+                       size_t why_n);
 void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out);
-void nvswitch_free(nvswitch *s);
+/* drained: every copy the switch made came back to its pool (aborts
+ * otherwise: a lost packet); false after a run that was cut short or failed
+ * its checks. Packets partly arrived are their senders'; copies partly sent
+ * are the switch's, freed here. */
+void nvswitch_free(nvswitch *s, bool drained);
+/* Conservation at the end of a drained run (the senders may have stopped
+ * mid-packet): no flit copy inside, no packet held but those still arriving,
+ * every copy it made freed by its receiver but those partly sent. 0, or -1
+ * with a description. */
+int nvswitch_check_drained(const nvswitch *s, char *why, size_t why_n);
 /* Flit copies inside the switch: staged at inputs, queued, in the pipeline, or in egress reassembly. */
 uint64_t nvswitch_copies_inside(const nvswitch *s);
 

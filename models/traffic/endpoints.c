@@ -1,5 +1,6 @@
 /* Endpoints: sources and sinks around a switch (see endpoints.h). */
 #include "models/traffic/endpoints.h"
+#include "models/traffic/endpoints_impl.h"
 #include "sim/ring.h"
 
 #include <math.h>
@@ -8,7 +9,6 @@
 
 static bool tep_cycle(void *ctx, uint64_t cycle);
 static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p);
-static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits);
 
 /* The destinations source `src` can draw under the pattern (traffic_dest_pick):
@@ -24,20 +24,18 @@ static uint64_t dest_reach(const traffic_dest *d, int src)
     }
 }
 
-tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp)
+tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg)
 {
     tep *e = calloc(1, sizeof *e);
     if (!e) sim_fatal("out of memory");
     e->k = k;
     e->cfg = *cfg;
-    e->pp = pp;
-    e->mp = mp;
-    tmsg_pool_prefetch_packets(mp, pp); /* for the sinks (tep_recv) */
+    sim_pkt_pool_init(&e->pool, "endpoints");
     e->injecting = cfg->bernoulli_mask != 0 && cfg->load > 0;
     e->inject_mask = e->injecting ? cfg->bernoulli_mask : 0;
     e->sending = true;
-    if (e->injecting && (cfg->pkt_flits < 1 || cfg->pkt_flits > TPKT_MAX_FLITS)) /* every Bernoulli packet has pkt_flits */
-        sim_fatal("endpoints: Bernoulli packets of %d flits (allowed 1..%d)", cfg->pkt_flits, TPKT_MAX_FLITS);
+    if (e->injecting && (cfg->pkt_flits < 1 || cfg->pkt_flits > TEP_MAX_FLITS)) /* every Bernoulli packet has pkt_flits */
+        sim_fatal("endpoints: Bernoulli packets of %d flits (allowed 1..%d)", cfg->pkt_flits, TEP_MAX_FLITS);
     e->p_packet = cfg->pkt_flits > 0 ? cfg->load / cfg->pkt_flits : 0;
     e->log1m_p_packet = log1p(-e->p_packet);
     sim_hist_init(&e->latency_cycles, "latency_cycles");
@@ -60,11 +58,21 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool
     return e;
 }
 
-void tep_free(tep *e)
+void tep_free(tep *e, bool drained)
 {
     if (!e) return;
-    for (int i = 0; i < e->cfg.ports; i++)
-        for (int q = 0; q < TEP_QUEUES; q++) free(e->port[i].q[q].rest);
+    for (int i = 0; i < e->cfg.ports; i++) {
+        tep_port *p = &e->port[i];
+        for (int q = 0; q < TEP_QUEUES; q++) { /* the packets it still holds (a partly sent one included) */
+            for (uint32_t x = 0; x < p->q[q].len; x++) {
+                const tep_qent *w = queue_at(&p->q[q], x);
+                if (w->flags & TEP_QENT_RECORD) sim_pkt_free(w->u.pkt);
+            }
+            free(p->q[q].rest);
+        }
+    }
+    if (drained) sim_pkt_pool_free(&e->pool);
+    else sim_pkt_pool_leak_ok(&e->pool);
     sim_hist_free(&e->latency_cycles);
     free(e);
 }
@@ -73,7 +81,7 @@ void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx)
 {
     e->port[port].tx = tx;
     e->port[port].rx = rx;
-    sim_link_set_receiver(rx, tep_recv, &e->port[port]);
+    sim_link_set_receiver(rx, tep_sink_recv, &e->port[port]);
     sim_link_set_credit_callback(tx, tep_credit, &e->port[port]);
 }
 
@@ -105,101 +113,41 @@ static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
     if (e->blocked_mask >> p->idx & 1) wake(e, p->idx);
 }
 
-void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc)
-{
-    switch (mode) {
-    case TEP_CREDIT_NONE: lc->credit_types = 0; break;
-    case TEP_CREDIT_PER_DEST:
-        lc->credit_types = (unsigned)ports;
-        for (int j = 0; j < ports; j++) lc->credits[j] = (uint32_t)depth;
-        break;
-    case TEP_CREDIT_PER_FLIT:
-    case TEP_CREDIT_PER_COPY:
-        lc->credit_types = 1;
-        lc->credits[0] = (uint32_t)depth;
-        break;
-    }
-}
-
-static inline bool queue_empty(const tep_queue *r) { return r->len == 0; }
-static inline tep_qent *queue_first(tep_queue *r) { return &r->first; }
-
-/* Entry x of the queue (0: the first). */
-static inline const tep_qent *queue_at(const tep_queue *r, uint32_t x)
-{
-    return x == 0 ? &r->first : &r->rest[(r->rest_head + x - 1) & (r->cap - 1)];
-}
-
-static void queue_push(tep_queue *r, const tep_qent *v)
-{
-    if (r->len == 0) {
-        r->first = *v;
-        r->len = 1;
-        return;
-    }
-    const uint32_t in_rest = r->len - 1;
-    if (in_rest == r->cap) {
-        size_t cap = r->cap;
-        r->rest = sim_ring_grow(r->rest, sizeof *r->rest, r->rest_head, in_rest, &cap, 16);
-        r->rest_head = 0;
-        r->cap = (uint32_t)cap;
-    }
-    r->rest[(r->rest_head + in_rest) & (r->cap - 1)] = *v;
-    r->len++;
-}
-
-/* Halves a ring that is down to a quarter full: a queue's ring otherwise
- * keeps the largest size it ever needed, and over a long run every queue of
- * a source gets to hold most of the source's packets once. */
-static void queue_shrink(tep_queue *r)
-{
-    const uint32_t in_rest = r->len ? r->len - 1 : 0, cap = r->cap / 2;
-    tep_qent *nb = malloc(cap * sizeof *nb);
-    if (!nb) sim_fatal("out of memory");
-    for (uint32_t x = 0; x < in_rest; x++) nb[x] = r->rest[(r->rest_head + x) & (r->cap - 1)];
-    free(r->rest);
-    r->rest = nb;
-    r->rest_head = 0;
-    r->cap = cap;
-}
-
-static inline void queue_pop(tep_queue *r)
-{
-    if (r->len > 1) {
-        r->first = r->rest[r->rest_head];
-        r->rest_head = (r->rest_head + 1) & (r->cap - 1);
-    }
-    r->len--;
-    if (r->cap > 16 && r->len <= r->cap / 4) queue_shrink(r); /* 16: sim_ring_grow's first size */
-}
-
-static int queue_of(const tep *e, uint64_t mask)
+static int queue_of(const tep *e, const tep_qent *q)
 {
     if (!e->cfg.src_voq) return 0;
-    return (mask & (mask - 1)) ? TEP_MCAST_Q : __builtin_ctzll(mask);
+    return q->flags & TEP_QENT_MCAST ? TEP_MCAST_Q : q->dest;
 }
 
-static inline uint64_t qent_mask(const tep_qent *q) { return q->flags & TEP_QENT_RECORD ? q->u.dest_mask : 1ULL << q->dest; }
-
-/* A packet's record, every field but seq0 (set when its first flit is sent). */
-static tpkt *new_record(tep *e, int src, uint64_t mask, unsigned nflits, sim_time_ps created_ps, uint32_t payload,
-                        uint32_t tag, uint32_t id)
+static inline uint64_t qent_mask(const tep_port *p, const tep_qent *q)
 {
-    tpkt *k = tpkt_alloc(e->pp);
-    k->src = (uint16_t)src;
-    k->nflits = (uint16_t)nflits;
-    k->dest_mask = mask;
-    k->created_ps = created_ps;
+    return q->flags & TEP_QENT_MCAST ? p->mc_mask : 1ULL << q->dest;
+}
+
+/* A packet's record from the port's pool, every field but seq and
+ * injected_ps (set when its first flit is sent). */
+static sim_pkt *new_record(tep *e, tep_port *p, const tep_qent *q, sim_time_ps created_ps, uint32_t payload)
+{
+    sim_pkt *k = sim_pkt_alloc(&e->pool);
+    k->src = (uint32_t)p->idx;
+    if (q->flags & TEP_QENT_MCAST) {
+        k->dst = SIM_PKT_GROUP;
+        k->group = p->mc_group;
+    } else {
+        k->dst = q->dest;
+    }
+    k->flags = q->flags & TEP_QENT_MSG ? TEP_PKT_MSG : 0;
+    k->parts = e->cfg.saf ? 1 : q->nflits;
+    k->wire_bytes = (uint32_t)q->nflits * (uint32_t)e->cfg.flit_bytes;
     k->payload_bytes = payload;
-    k->copies_left = nflits * tpkt_dest_count(mask);
-    k->msg = tag;
-    k->id = id;
+    k->flow = (uint64_t)p->idx;
+    k->created_ps = created_ps;
     return k;
 }
 
 static void check_nflits(const tep_port *p, unsigned nflits)
 {
-    if (nflits < 1 || nflits > TPKT_MAX_FLITS) sim_fatal("endpoint %d: packet of %u flits", p->idx, nflits);
+    if (nflits < 1 || nflits > TEP_MAX_FLITS) sim_fatal("endpoint %d: packet of %u flits", p->idx, nflits);
 }
 
 /* A new packet joins its source queue (a flow's packets share one queue, in
@@ -215,13 +163,13 @@ static inline void enqueue_at(tep *e, tep_port *p, int qi, const tep_qent *q)
     else p->mc_queued = true;
 }
 
-static void enqueue(tep *e, tep_port *p, const tep_qent *q) { enqueue_at(e, p, queue_of(e, qent_mask(q)), q); }
+static void enqueue(tep *e, tep_port *p, const tep_qent *q) { enqueue_at(e, p, queue_of(e, q), q); }
 
 /* A Bernoulli packet to port `dest`: queued without a record (see tep_qent). */
 static void new_bernoulli_packet(tep *e, tep_port *p, int dest, sim_time_ps created_ps)
 {
-    const tep_qent q = { .u.created_ps = created_ps, .id = p->next_id++, .nflits = (uint16_t)e->cfg.pkt_flits,
-                         .dest = (uint8_t)dest, .flags = 0 };
+    p->next_id++;
+    const tep_qent q = { .u.created_ps = created_ps, .nflits = (uint16_t)e->cfg.pkt_flits, .dest = (uint8_t)dest, .flags = 0 };
     enqueue_at(e, p, e->cfg.src_voq ? dest : 0, &q); /* unicast: the destination's queue (queue_of) */
 }
 
@@ -282,21 +230,22 @@ static void make_all_arrivals(tep *e, tep_port *p, uint64_t cycle)
 static void new_message_packet(tep *e, tep_port *p, uint64_t mask, unsigned nflits, uint32_t payload)
 {
     check_nflits(p, nflits);
-    tpkt *k = new_record(e, p->idx, mask, nflits, sim_now(e->k), payload, p->msg_tag, p->next_id++);
-    const tep_qent q = { .u.dest_mask = mask, .id = k->idx, .nflits = (uint16_t)nflits,
-                         .flags = (uint8_t)(TEP_QENT_RECORD | (p->msg_tag ? TEP_QENT_MSG : 0)) };
+    const bool mc = (mask & (mask - 1)) != 0;
+    if (mc && mask != p->mc_mask) sim_fatal("endpoint %d: a multicast packet not to its message's destinations", p->idx);
+    tep_qent q = { .nflits = (uint16_t)nflits, .dest = (uint8_t)(mc ? 0 : __builtin_ctzll(mask)),
+                   .flags = (uint8_t)(TEP_QENT_RECORD | TEP_QENT_MSG | (mc ? TEP_QENT_MCAST : 0)) };
+    q.u.pkt = new_record(e, p, &q, sim_now(e->k), payload);
     enqueue(e, p, &q);
 }
 
 /* The record of the packet at a queue's head, made from its entry if it has
  * none yet (the entry then names it). */
-static tpkt *head_record(tep *e, tep_port *p, tep_qent *q)
+static sim_pkt *head_record(tep *e, tep_port *p, tep_qent *q)
 {
-    if (q->flags & TEP_QENT_RECORD) return tpkt_at(e->pp, q->id);
+    if (q->flags & TEP_QENT_RECORD) return q->u.pkt;
     const uint32_t payload = (uint32_t)(q->nflits - 1) * (uint32_t)e->cfg.flit_bytes;
-    tpkt *k = new_record(e, p->idx, 1ULL << q->dest, q->nflits, q->u.created_ps, payload, 0, q->id);
-    q->u.dest_mask = k->dest_mask;
-    q->id = k->idx;
+    sim_pkt *k = new_record(e, p, q, q->u.created_ps, payload);
+    q->u.pkt = k;
     q->flags |= TEP_QENT_RECORD;
     return k;
 }
@@ -316,17 +265,31 @@ static bool credits_ok(const tep *e, const sim_link *l, uint64_t mask, uint32_t 
     return false;
 }
 
-/* Sends `n` flits of a packet to `mask`, spending their credits. */
-static void send_spending(tep *e, sim_link *l, uint64_t mask, uint32_t n, void *msg, uint32_t bytes)
+/* Destinations in a mask: most packets are unicast, and a popcount may be a
+ * library call on the baseline x86-64 target. */
+static inline unsigned dest_count(uint64_t mask)
+{
+    return (mask & (mask - 1)) ? (unsigned)__builtin_popcountll(mask) : (unsigned)(mask != 0);
+}
+
+/* A packet whole or its first part (part 0) goes by the plain send, which
+ * the compiler specialises for it (every send of store-and-forward). */
+static inline bool try_send(sim_link *l, void *msg, uint32_t bytes, unsigned type, uint32_t credits, uint16_t part)
+{
+    return part ? sim_link_try_send_part(l, msg, bytes, type, credits, part) : sim_link_try_send(l, msg, bytes, type, credits);
+}
+
+/* Sends `n` flits of a packet to `mask` (part `part`), spending their credits. */
+static void send_spending(tep *e, sim_link *l, uint64_t mask, uint32_t n, void *msg, uint32_t bytes, uint16_t part)
 {
     bool ok = true;
     switch (e->cfg.credit_mode) {
-    case TEP_CREDIT_NONE: sim_link_send(l, msg, bytes); break;
-    case TEP_CREDIT_PER_FLIT: ok = sim_link_try_send(l, msg, bytes, 0, n); break;
-    case TEP_CREDIT_PER_COPY: ok = sim_link_try_send(l, msg, bytes, 0, n * (uint32_t)__builtin_popcountll(mask)); break;
+    case TEP_CREDIT_NONE: ok = try_send(l, msg, bytes, 0, 0, part); break;
+    case TEP_CREDIT_PER_FLIT: ok = try_send(l, msg, bytes, 0, n, part); break;
+    case TEP_CREDIT_PER_COPY: ok = try_send(l, msg, bytes, 0, n * dest_count(mask), part); break;
     case TEP_CREDIT_PER_DEST: {
         uint64_t m = mask;
-        ok = sim_link_try_send(l, msg, bytes, (unsigned)__builtin_ctzll(m), n);
+        ok = try_send(l, msg, bytes, (unsigned)__builtin_ctzll(m), n, part);
         /* a multicast flit takes a slot in every destination's VOQ: the other
          * pools are spent without a message of their own */
         for (m &= m - 1; ok && m; m &= m - 1) sim_link_hold_credits(l, (unsigned)__builtin_ctzll(m), n);
@@ -340,7 +303,7 @@ static void send_spending(tep *e, sim_link *l, uint64_t mask, uint32_t n, void *
 static bool mcast_can_go(const tep *e, tep_port *p)
 {
     const tep_qent *q = queue_first(&p->q[TEP_MCAST_Q]);
-    return credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : 1);
+    return credits_ok(e, p->tx, qent_mask(p, q), e->cfg.saf ? q->nflits : 1);
 }
 
 /* Round-robin over non-empty source queues starting at p->rr (the multicast
@@ -350,7 +313,7 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf, uint64_t cyc
     if (!e->cfg.src_voq) {
         if (queue_empty(&p->q[0])) return -1;
         const tep_qent *q = queue_first(&p->q[0]);
-        return credits_ok(e, p->tx, qent_mask(q), e->cfg.saf ? q->nflits : need_flits_saf) ? 0 : -1;
+        return credits_ok(e, p->tx, qent_mask(p, q), e->cfg.saf ? q->nflits : need_flits_saf) ? 0 : -1;
     }
     const bool mc = p->mc_queued;
     const int start = p->rr;
@@ -435,20 +398,21 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
     }
     tep_queue *r = &p->q[qi];
     tep_qent *q = queue_first(r);
-    const uint64_t mask = qent_mask(q);
+    const uint64_t mask = qent_mask(p, q);
     const unsigned nflits = q->nflits;
     unsigned first = e->cfg.saf ? 0 : p->cur_flit;
     unsigned count = e->cfg.saf ? nflits : 1;
     if (p->cur_q >= 0 && !credits_ok(e, p->tx, mask, count)) return TEP_BLOCKED; /* mid-packet, waiting for a credit */
+    sim_pkt *k = head_record(e, p, q);
     if (first == 0) { /* the flow order is the order packets go onto the wire */
-        head_record(e, p, q)->seq0 = p->next_seq;
+        k->seq = p->next_seq;
+        k->injected_ps = now;
         p->next_seq += nflits;
     }
-    tmsg *m = tmsg_alloc(e->mp, q->id, first, count, (unsigned)p->idx, nflits, mask);
-    send_spending(e, p->tx, mask, count, m, count * (uint32_t)e->cfg.flit_bytes);
+    send_spending(e, p->tx, mask, count, k, count * (uint32_t)e->cfg.flit_bytes, (uint16_t)first);
     p->tx_free_ps = sim_link_tx_free_ps(p->tx); /* only this source sends on it */
     p->tx_free_cycle = cycle + wire_cycles(e, p->tx_free_ps - now);
-    uint64_t copies = (uint64_t)count * tpkt_dest_count(mask);
+    uint64_t copies = (uint64_t)count * dest_count(mask);
     e->copies_sent += copies;
     for (uint64_t d = mask; d; d &= d - 1) p->sent_to[__builtin_ctzll(d)] += count;
     if (first + count == nflits) {
@@ -468,72 +432,6 @@ static int tep_port_cycle(tep *e, tep_port *p, uint64_t cycle, sim_time_ps now)
         p->cur_q = qi;
     }
     return TEP_BUSY;
-}
-
-/* Port i is next due at cycle `due` (UINT64_MAX: never; at or before
- * `cycle`: at the next call, as the sources woken). */
-static void file_due(tep *e, int i, uint64_t due, uint64_t cycle)
-{
-    const uint64_t bit = 1ULL << i;
-    e->due_cycle[i] = due;
-    e->far_mask &= ~bit;
-    if (due == UINT64_MAX) return;
-    if (due <= cycle) {
-        e->wake_mask |= bit;
-    } else if (due - cycle <= TEP_WHEEL) { /* slot cycle % TEP_WHEEL was taken: it is next read at cycle + TEP_WHEEL */
-        e->wheel[due % TEP_WHEEL] |= bit;
-    } else {
-        e->far_mask |= bit;
-        if (due < e->far_min) e->far_min = due;
-    }
-}
-
-/* Far sources now within the wheel's reach go into it; returns those due
- * at `cycle` already (woken meanwhile). */
-static uint64_t refile_far(tep *e, uint64_t cycle)
-{
-    const uint64_t far = e->far_mask;
-    uint64_t now_due = 0;
-    e->far_min = UINT64_MAX;
-    for (uint64_t m = far; m; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        if (e->due_cycle[i] <= cycle) {
-            now_due |= 1ULL << i;
-            e->far_mask &= ~(1ULL << i);
-        } else {
-            file_due(e, i, e->due_cycle[i], cycle);
-        }
-    }
-    return now_due;
-}
-
-/* The sources due at `cycle`: the wheel's slot if the previous call was at
- * cycle - 1, else (the first call, or after the handler slept) every source
- * looked at and refiled. */
-static uint64_t take_due(tep *e, uint64_t cycle)
-{
-    uint64_t due = e->wake_mask;
-    e->wake_mask = 0;
-    if (cycle == e->wheel_next) {
-        due |= e->wheel[cycle % TEP_WHEEL];
-        e->wheel[cycle % TEP_WHEEL] = 0;
-    } else {
-        memset(e->wheel, 0, sizeof e->wheel);
-        e->far_mask = 0;
-        e->far_min = UINT64_MAX;
-        for (int i = 0; i < e->cfg.ports; i++) {
-            if (e->due_cycle[i] <= cycle) due |= 1ULL << i;
-            else file_due(e, i, e->due_cycle[i], cycle);
-        }
-    }
-    e->wheel_next = cycle + 1;
-    if (e->far_min <= cycle + TEP_WHEEL) due |= refile_far(e, cycle);
-    /* entries of sources whose due cycle moved later since they were filed */
-    for (uint64_t m = due; m; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        if (e->due_cycle[i] > cycle) due &= ~(1ULL << i);
-    }
-    return due;
 }
 
 /* The first cycle at which port p can do anything again: its next Bernoulli
@@ -591,77 +489,18 @@ static bool tep_cycle(void *ctx, uint64_t cycle)
     return busy || (e->sending && (e->work_mask & skipped));
 }
 
-/* Payload bytes carried by flits [lo, hi) of a packet (flit 0 is the header). */
-static uint64_t payload_in(const tep *e, const tpkt *k, unsigned lo, unsigned hi)
+void tep_set_message(tep *e, int src, traffic_message *m, bool stop_when_done)
 {
-    uint64_t fb = (uint64_t)e->cfg.flit_bytes, pay = k->payload_bytes;
-    uint64_t a = lo > 1 ? (uint64_t)(lo - 1) * fb : 0, b = hi > 1 ? (uint64_t)(hi - 1) * fb : 0;
-    return (b < pay ? b : pay) - (a < pay ? a : pay);
-}
-
-/* A message of `count` flits of one packet copy arrives at sink p: counted
- * per message (the flits of one message are consecutive in their flow). */
-static void tep_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
-{
-    (void)bytes;
-    (void)l;
-    tep_port *p = ctx;
-    tep *e = p->sink_owner;
-    const int dst = p->sink_idx;
-    tmsg *m = msg;
-    tpkt *k = tpkt_at(e->pp, m->pkt);
-    const sim_time_ps now = sim_now(e->k);
-    const unsigned cnt = m->count, src = k->src;
-    if (!(k->dest_mask >> dst & 1)) sim_fatal("endpoint: flit of P%u.%u delivered to port %d, not a destination", k->src, k->id, dst);
-    if (cnt > k->copies_left) sim_fatal("endpoint: P%u.%u delivered more copies than it has", k->src, k->id);
-    /* per-flow order: every flit must be newer than the newest seen */
-    const int64_t seq_first = (int64_t)(k->seq0 + m->first);
-    tep_flow_rx *flow = &p->from[src];
-    int64_t *last = &flow->last_seq;
-    if (seq_first > *last) {
-        *last = seq_first + cnt - 1;
-    } else {
-        for (unsigned f = 0; f < cnt; f++) {
-            int64_t seq = seq_first + f;
-            if (seq > *last) *last = seq;
-            else if (seq == *last) e->duplicated++;
-            else e->out_of_order++;
-        }
+    tep_port *p = &e->port[src];
+    p->msg = m;
+    if (m->multicast && (m->dest_mask & (m->dest_mask - 1))) {
+        if (!e->cfg.groups) sim_fatal("endpoint %d: a multicast message, and no groups to put its destinations in", src);
+        uint32_t members[TRAFFIC_MAX_PORTS];
+        unsigned n = 0;
+        for (uint64_t d = m->dest_mask; d; d &= d - 1) members[n++] = (uint32_t)__builtin_ctzll(d);
+        p->mc_group = sim_groups_intern(e->cfg.groups, members, n);
+        p->mc_mask = m->dest_mask;
     }
-    flow->recv_from += cnt;
-    e->copies_delivered += cnt;
-    if (now >= e->cfg.warmup_ps && now < e->cfg.end_ps) {
-        p->win_out += cnt;
-        e->win_in[src] += cnt;
-        if (e->cfg.record_latency) {
-            double lat = (double)(now - k->created_ps) / (double)e->cfg.period_ps;
-            for (unsigned f = 0; f < cnt; f++) sim_hist_add(&e->latency_cycles, lat);
-        }
-    }
-    if (k->msg && p->msg_bytes_total) {
-        p->msg_bytes_recv += payload_in(e, k, m->first, m->first + cnt);
-        if (!p->msg_done && p->msg_bytes_recv >= p->msg_bytes_total) {
-            p->msg_done = true;
-            p->msg_done_ps = now;
-            e->msg_dests_done++;
-            if (e->msg_dests_done == e->msg_dests) {
-                e->msg_done_ps = now;
-                if (e->stop_when_msg_done) sim_stop(e->k);
-            }
-        }
-    }
-    k->copies_left -= cnt;
-    if (k->copies_left == 0) tpkt_release(e->pp, k); /* k is not used below */
-    if (e->stop_when_drained && e->copies_delivered == e->copies_sent) sim_stop(e->k);
-    if (e->first_delivery_ps == SIM_TIME_MAX) e->first_delivery_ps = now;
-    e->last_delivery_ps = now;
-    tmsg_release(e->mp, m);
-}
-
-void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool stop_when_done)
-{
-    e->port[src].msg = m;
-    e->port[src].msg_tag = tag;
     wake(e, src);
     e->stop_when_msg_done = stop_when_done;
     e->msg_dests = __builtin_popcountll(m->dest_mask);
@@ -720,7 +559,7 @@ uint64_t tep_queued_copies(tep *e)
             for (uint32_t x = 0; x < r->len; x++) {
                 const tep_qent *w = queue_at(r, x);
                 unsigned left = w->nflits - (q == p->cur_q && x == 0 ? p->cur_flit : 0);
-                s += (uint64_t)left * (uint64_t)__builtin_popcountll(qent_mask(w));
+                s += (uint64_t)left * (uint64_t)__builtin_popcountll(qent_mask(p, w));
             }
         }
     }

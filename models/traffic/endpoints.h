@@ -2,20 +2,31 @@
  * pattern, or a message) that sends over its link toward the switch under the
  * link's credits, and a sink behind the switch's output link that records
  * per-flit latency, per-flow order, duplicates and message completion.
- * All N sources run in ONE clock handler (no per-port events). */
+ * All N sources run in ONE clock handler (no per-port events).
+ *
+ * Links carry sim_pkt (sim/packet.h), whole (store-and-forward) or one flit
+ * a part (sim_link_send_part, part = flit index). The sources make their
+ * packets from the component's pool (one pool: the N endpoints are one
+ * component; a pool per port measured 1-2 % slower, docs/models/nvswitch.md): src = the port, dst = the
+ * destination port or SIM_PKT_GROUP (a multicast message: a group of
+ * cfg.groups), flow = the port, seq = the flow sequence of flit 0, parts =
+ * the flits it travels in (1 whole), wire_bytes = flits x flit_bytes, flags
+ * TEP_PKT_MSG for a message's packets. A sink consumes what it gets (its
+ * last part): sim_pkt_free. Endpoint address = port index. */
 #ifndef TRAFFIC_ENDPOINTS_H
 #define TRAFFIC_ENDPOINTS_H
 
-#include "models/traffic/packet.h"
 #include "models/traffic/traffic.h"
 #include "sim/clock.h"
 #include "sim/link.h"
+#include "sim/packet.h"
 #include "sim/stats.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* How the switch's input buffer counts space (the link's credit pools). */
+/* How a source spends the credit pools of its link: the organisation of
+ * the buffer at the link's other end (whoever builds the network says). */
 typedef enum tep_credit_mode {
     TEP_CREDIT_NONE = 0,        /* unbounded buffers: no flow control */
     TEP_CREDIT_PER_DEST,        /* one pool per VOQ: a flit spends one of every destination's pool */
@@ -30,6 +41,7 @@ typedef struct tep_cfg {
     bool saf;                   /* links carry whole packets (store-and-forward) instead of flits */
     bool src_voq;               /* per-destination source queues (the switch has VOQs) */
     tep_credit_mode credit_mode;
+    sim_groups *groups;         /* multicast messages' groups are added here (NULL: unicast only) */
     /* Bernoulli sources */
     uint64_t bernoulli_mask;    /* ports that inject */
     double load;                /* offered flits per cycle per injecting port */
@@ -46,6 +58,9 @@ typedef struct tep_cfg {
 } tep_cfg;
 
 struct tep;
+
+#define TEP_MAX_FLITS 255   /* flits of one packet */
+#define TEP_PKT_MSG 2u      /* sim_pkt.flags: a message's packet (not background) */
 
 #define TEP_QUEUES (TRAFFIC_MAX_PORTS + 1) /* per destination + multicast */
 #define TEP_MCAST_Q TRAFFIC_MAX_PORTS
@@ -90,7 +105,7 @@ struct tep;
 #define TEP_SRC_HARD_PKTS TEP_SRC_QUEUE_PKTS
 
 /* A source queue entry: what a packet needs while it waits. A Bernoulli
- * packet's record (tpkt) is filled only when the source sends it, from the
+ * packet's record (sim_pkt) is filled only when the source sends it, from the
  * pool's free list (recently released by a sink, so in cache): at high load
  * the sources back up and a record made at creation would be cold by then.
  * A message packet (cut one ahead, possibly multicast) has its record from
@@ -98,16 +113,16 @@ struct tep;
 typedef struct tep_qent {
     union {
         sim_time_ps created_ps; /* no record yet: when the source generated it */
-        uint64_t dest_mask;     /* TEP_QENT_RECORD: the record's destinations */
+        sim_pkt *pkt;           /* TEP_QENT_RECORD: the record */
     } u;
-    uint32_t id;                /* no record yet: per-source packet number; TEP_QENT_RECORD: the pool index */
     uint16_t nflits;
-    uint8_t dest;               /* no record yet: the destination port (Bernoulli packets are unicast) */
+    uint8_t dest;               /* the destination port (unless TEP_QENT_MCAST) */
     uint8_t flags;              /* TEP_QENT_* */
 } tep_qent;
 
-#define TEP_QENT_RECORD 1u /* the packet has its tpkt; id is its pool index */
+#define TEP_QENT_RECORD 1u /* the packet has its sim_pkt */
 #define TEP_QENT_MSG 2u    /* a message packet (counted in msg_queued) */
+#define TEP_QENT_MCAST 4u  /* to the port's multicast message's destinations (mc_mask) */
 
 /* A source queue: the first entry in place, next to the queue's bookkeeping
  * (picking the queue then reads one cache line, not that and the ring's
@@ -138,14 +153,15 @@ typedef struct tep_port {
     uint64_t stuck_mask;        /* destination queues whose head packet was found short of credits
                                  * since their pool last got some back (a subset of those that are) */
     uint32_t queued;            /* packets in the source queues (a partly sent one included) */
-    uint32_t next_id;
+    uint32_t next_id;           /* Bernoulli packets made so far */
     uint64_t next_seq;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
     uint64_t tx_free_cycle;     /* the first cycle whose edge is at or after tx_free_ps */
     traffic_message *msg;       /* message source, or NULL */
-    uint32_t msg_tag;
     uint32_t msg_queued;        /* message packets cut and not yet sent */
+    uint32_t mc_group;          /* a multicast message's group (cfg.groups), its destinations mc_mask */
+    uint64_t mc_mask;
     bool mc_queued;             /* the multicast queue is not empty (a pick leaves its struct alone) */
     sim_rng rng;
     uint64_t generated_flits;
@@ -172,8 +188,7 @@ typedef struct tep_port {
 typedef struct tep {
     sim_kernel *k;
     tep_cfg cfg;
-    tpkt_pool *pp;
-    tmsg_pool *mp;
+    sim_pkt_pool pool;          /* the sources' packets (the sinks free into it) */
     /* per port the first cycle its source can act again (skipped before it) */
     uint64_t due_cycle[TRAFFIC_MAX_PORTS];
     /* The same, filed by cycle so a cycle finds its sources without looking
@@ -212,13 +227,18 @@ typedef struct tep {
     bool stop_when_msg_done;
 } tep;
 
-tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, tpkt_pool *pp, tmsg_pool *mp);
-void tep_free(tep *e);
+tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg);
+/* Frees the packets the sources still hold (a partly sent one included:
+ * a packet is its sender's until its last part has gone). drained: every
+ * other packet they made has been consumed (aborts otherwise: a lost
+ * packet); false after a run cut short or failed. */
+void tep_free(tep *e, bool drained);
 /* port's links: tx toward the switch, rx from it. */
 void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx);
 /* A message source at port `src` (owned by the caller), and its destinations'
- * expected byte counts; completion stops the kernel if stop_when_done. */
-void tep_set_message(tep *e, int src, traffic_message *m, uint32_t tag, bool stop_when_done);
+ * expected byte counts; completion stops the kernel if stop_when_done. A
+ * multicast message's destinations become a group of cfg.groups. */
+void tep_set_message(tep *e, int src, traffic_message *m, bool stop_when_done);
 /* A source whose wire is busy makes the Bernoulli packets that arrive
  * meanwhile when the wire is free (they could not go earlier): this makes
  * every packet due by the last cycle run, each as of its own arrival, so the
@@ -234,7 +254,5 @@ uint64_t tep_queued_copies(tep *e);
 uint64_t tep_unmade_copies(const tep *e);
 /* Copies sent and not yet delivered. */
 static inline uint64_t tep_in_network(const tep *e) { return e->copies_sent - e->copies_delivered; }
-/* Credit pools for a port's link toward a switch with this buffer organisation. */
-void tep_link_credits(tep_credit_mode mode, int ports, int depth, sim_link_cfg *lc);
 
 #endif

@@ -1,16 +1,22 @@
 /* The two switch experiments (shared by tb/nvswitch_*.c, the unit tests and
- * the benchmark): N endpoints joined to one nvswitch through links, run on a
- * kernel, measured, then drained so conservation can be checked exactly. */
+ * the benchmarks): N endpoints (models/traffic) joined to one nvswitch
+ * (models/nvswitch) through links, run on a kernel, measured, then drained
+ * so conservation can be checked exactly. Test code: it composes two models
+ * (the library tb_nvs_experiment). */
 #ifndef NVS_EXPERIMENT_H
 #define NVS_EXPERIMENT_H
 
 #include "models/nvswitch/nvswitch.h"
+#include "models/traffic/endpoints.h"
 #include "models/traffic/traffic.h"
 #include "sim/kernel.h"
 #include "sim/trace.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Flits a packet may have: what both the switch and the endpoints take. */
+#define NVS_EXP_MAX_FLITS (NVS_MAX_FLITS < TEP_MAX_FLITS ? NVS_MAX_FLITS : TEP_MAX_FLITS)
 
 typedef struct nvs_net_cfg {
     nvswitch_cfg sw;          /* core config, model, saf, credit_batch */
@@ -36,6 +42,7 @@ typedef struct nvs_conservation {
     uint64_t copies_sent, copies_delivered;
     uint64_t dropped, duplicated, out_of_order;
     bool links_ok;
+    bool drained;             /* every copy delivered, nothing left inside the switch */
     char links_why[256];
 } nvs_conservation;
 

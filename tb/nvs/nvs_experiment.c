@@ -1,5 +1,5 @@
 /* Switch experiments (see nvs_experiment.h). */
-#include "models/nvswitch/nvs_experiment.h"
+#include "tb/nvs/nvs_experiment.h"
 #include "models/traffic/endpoints.h"
 #include "sim/sim.h"
 
@@ -45,8 +45,7 @@ static double wall_now(void)
 typedef struct nvs_net {
     int n;
     sim_clock_domain *clk;
-    tpkt_pool pp;
-    tmsg_pool mp;
+    sim_groups *groups;       /* the system's multicast groups (the message sources add theirs) */
     sim_link *up[64], *down[64];
     nvswitch *sw;
     tep *ep;
@@ -54,10 +53,19 @@ typedef struct nvs_net {
     traffic_dest dest;
 } nvs_net;
 
-static void label_msg(const void *msg, char *buf, size_t n);
-static const tpkt_pool *label_pool; /* the pool labels read (one network traced at a time) */
+static void label_msg(const void *msg, char *buf, size_t n) { sim_pkt_label(msg, buf, n); }
 
-static void label_msg(const void *msg, char *buf, size_t n) { tmsg_label(label_pool, msg, buf, n); }
+/* The endpoints spend their links' credits the way the switch counts them. */
+static tep_credit_mode endpoint_credit_mode(nvs_credit_mode m)
+{
+    switch (m) {
+    case NVS_CREDIT_NONE: return TEP_CREDIT_NONE;
+    case NVS_CREDIT_PER_DEST: return TEP_CREDIT_PER_DEST;
+    case NVS_CREDIT_PER_FLIT: return TEP_CREDIT_PER_FLIT;
+    case NVS_CREDIT_PER_COPY: return TEP_CREDIT_PER_COPY;
+    }
+    sim_fatal("nvs_experiment: credit mode %d", (int)m);
+}
 
 static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const tep_cfg *ecfg_in, sim_trace *tr,
                      char *why, size_t why_n)
@@ -73,8 +81,8 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     if (swc.period_ps == 0)
         return snprintf(why, why_n, "flit_bytes=%d at port_GBps=%g is under 1 ps per flit", cfg->flit_bytes, cfg->port_GBps), -1;
     if (!swc.name) swc.name = "nvswitch";
-    tpkt_pool_init(&net->pp);
-    tmsg_pool_init(&net->mp);
+    net->groups = sim_groups_new();
+    swc.groups = net->groups;
     net->clk = sim_clock_new(k, "switch_clk", swc.period_ps, 0);
     /* Sources first: a flit sent at an edge is never seen by the switch at the same edge anyway. */
     tep_cfg ecfg = *ecfg_in;
@@ -82,10 +90,11 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     ecfg.flit_bytes = cfg->flit_bytes;
     ecfg.period_ps = swc.period_ps;
     ecfg.saf = swc.saf;
-    ecfg.credit_mode = nvswitch_credit_mode(&swc.core);
+    ecfg.credit_mode = endpoint_credit_mode(nvswitch_credit_mode(&swc.core));
     ecfg.src_voq = swc.core.queue == XBAR_QUEUE_VOQ;
-    net->ep = tep_new(k, net->clk, &ecfg, &net->pp, &net->mp);
-    net->sw = nvswitch_new(k, net->clk, &swc, &net->pp, &net->mp, tr, why, why_n);
+    ecfg.groups = net->groups;
+    net->ep = tep_new(k, net->clk, &ecfg);
+    net->sw = nvswitch_new(k, net->clk, &swc, tr, why, why_n);
     if (!net->sw) return -1;
     sim_link_cfg lc;
     for (int i = 0; i < n; i++) {
@@ -95,7 +104,7 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
         lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
         snprintf(net->names[2 * i], sizeof net->names[0], "up%d", i);
         lc.name = net->names[2 * i];
-        tep_link_credits(ecfg.credit_mode, n, swc.core.depth, &lc);
+        nvswitch_link_credits(&swc.core, &lc);
         net->up[i] = sim_link_new(k, &lc);
         memset(&lc, 0, sizeof lc);
         lc.latency_ps = (sim_time_ps)llround(cfg->link_latency_ns * 1000.0);
@@ -108,7 +117,6 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
         tep_attach(net->ep, i, net->up[i], net->down[i]);
     }
     if (tr) {
-        label_pool = &net->pp;
         sim_trace_push_scope(tr, "links");
         for (int i = 0; i < n && i < 8; i++) {
             sim_link_trace(net->up[i], tr, label_msg);
@@ -119,17 +127,18 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     return 0;
 }
 
-static void net_free(nvs_net *net)
+/* drained: the drain delivered every copy (the components then check that
+ * every packet came back to its pool). */
+static void net_free(nvs_net *net, bool drained)
 {
-    nvswitch_free(net->sw);
-    tep_free(net->ep);
+    nvswitch_free(net->sw, drained);
+    tep_free(net->ep, drained);
     for (int i = 0; i < net->n; i++) {
         sim_link_free(net->up[i]);
         sim_link_free(net->down[i]);
     }
     if (net->clk) sim_clock_free(net->clk);
-    tpkt_pool_free(&net->pp);
-    tmsg_pool_free(&net->mp);
+    sim_groups_free(net->groups);
 }
 
 /* Stop the sources, let the network empty, then account for every copy. */
@@ -161,6 +170,11 @@ static void net_drain_and_check(nvs_net *net, sim_kernel *k, nvs_conservation *c
     if (extra > c->duplicated) c->duplicated = extra;
     c->links_ok = true;
     snprintf(c->links_why, sizeof c->links_why, "all %d links delivered every message and hold their initial credits", 2 * net->n);
+    c->drained = c->copies_delivered == c->copies_sent && !lost && !extra;
+    if (c->drained && nvswitch_check_drained(net->sw, c->links_why, sizeof c->links_why) != 0) {
+        c->links_ok = false;
+        c->drained = false;
+    }
     for (int i = 0; i < net->n && c->links_ok; i++) {
         c->links_ok = sim_link_check(net->up[i], true, c->links_why, sizeof c->links_why) == 0 &&
                       sim_link_check(net->down[i], true, c->links_why, sizeof c->links_why) == 0;
@@ -191,8 +205,8 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
 {
     memset(res, 0, sizeof *res);
     const int n = cfg->net.sw.core.ports;
-    if (cfg->pkt_flits < 1 || cfg->pkt_flits > TPKT_MAX_FLITS)
-        return snprintf(why, why_n, "pkt_flits=%d: allowed 1..%d", cfg->pkt_flits, TPKT_MAX_FLITS), -1;
+    if (cfg->pkt_flits < 1 || cfg->pkt_flits > NVS_EXP_MAX_FLITS)
+        return snprintf(why, why_n, "pkt_flits=%d: allowed 1..%d", cfg->pkt_flits, NVS_EXP_MAX_FLITS), -1;
     if (cfg->warmup >= cfg->cycles)
         return snprintf(why, why_n, "warmup=%llu must be below cycles=%llu", (unsigned long long)cfg->warmup,
                         (unsigned long long)cfg->cycles), -1;
@@ -212,7 +226,7 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     ecfg.src_soft_pkts = cfg->src_soft_pkts;
     ecfg.src_hard_pkts = cfg->src_hard_pkts;
     if (net_build(&net, k, &cfg->net, &ecfg, cfg->trace, why, why_n) != 0) {
-        net_free(&net);
+        net_free(&net, false);
         return -1;
     }
     res->period_ps = period;
@@ -243,7 +257,7 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     res->source_cap_hits = e->source_cap_hits;
     net_drain_and_check(&net, k, &res->cons);
     lockstep_result(net.sw, &res->mismatches, &res->cycles_compared, res->first_mismatch, sizeof res->first_mismatch);
-    net_free(&net);
+    net_free(&net, res->cons.drained);
     return 0;
 }
 
@@ -255,9 +269,9 @@ int nvs_run_fanout(sim_kernel *k, const nvs_fanout_cfg *cfg, nvs_fanout_result *
     if (cfg->fanout < 1 || cfg->fanout > n - 1)
         return snprintf(why, why_n, "fanout=%d: allowed 1..%d (ports-1, the source excluded)", cfg->fanout, n - 1), -1;
     uint32_t data_flits = (cfg->max_payload + (uint32_t)cfg->net.flit_bytes - 1) / (uint32_t)cfg->net.flit_bytes;
-    if (cfg->max_payload < 1 || data_flits + 1 > TPKT_MAX_FLITS)
+    if (cfg->max_payload < 1 || data_flits + 1 > NVS_EXP_MAX_FLITS)
         return snprintf(why, why_n, "max_payload=%u: allowed 1..%u bytes at flit_bytes=%d", cfg->max_payload,
-                        (TPKT_MAX_FLITS - 1) * (uint32_t)cfg->net.flit_bytes, cfg->net.flit_bytes), -1;
+                        (NVS_EXP_MAX_FLITS - 1) * (uint32_t)cfg->net.flit_bytes, cfg->net.flit_bytes), -1;
     uint64_t mask = 0;
     for (int d = 1; d <= cfg->fanout; d++) mask |= 1ULL << ((cfg->src + d) % n);
     traffic_message msg;
@@ -275,11 +289,11 @@ int nvs_run_fanout(sim_kernel *k, const nvs_fanout_cfg *cfg, nvs_fanout_result *
     ecfg.seed = cfg->seed;
     nvs_net net;
     if (net_build(&net, k, &cfg->net, &ecfg, cfg->trace, why, why_n) != 0) {
-        net_free(&net);
+        net_free(&net, false);
         return -1;
     }
     tep *e = net.ep;
-    tep_set_message(e, cfg->src, &msg, 1, true);
+    tep_set_message(e, cfg->src, &msg, true);
     /* Generous bound: the message over one link at the port rate, a hundred times over. */
     sim_time_ps ideal = (sim_time_ps)((double)cfg->bytes * cfg->fanout / cfg->net.port_GBps * 1000.0);
     sim_time_ps limit = 100 * ideal + SIM_US(100);
@@ -305,7 +319,7 @@ int nvs_run_fanout(sim_kernel *k, const nvs_fanout_cfg *cfg, nvs_fanout_result *
     res->sim_events = sim_event_count(k);
     net_drain_and_check(&net, k, &res->cons);
     lockstep_result(net.sw, &res->mismatches, &res->cycles_compared, res->first_mismatch, sizeof res->first_mismatch);
-    net_free(&net);
+    net_free(&net, res->cons.drained);
     return 0;
 }
 
