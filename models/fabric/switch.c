@@ -255,6 +255,7 @@ static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q,
     s->st.inside--;
     sw_buf *b = e->buf;
     uint32_t wire = pkt->wire_bytes;
+    if (s->cfg.on_grant) s->cfg.on_grant(s->cfg.grant_ctx, s->node, in, out, pkt, now);
     if (op->out_credit_types) {
         if (!sim_link_try_send(op->out, pkt, wire, e->out_vc, e->out_credits))
             sim_fatal("%s: credits checked but the send was refused", s->name);
