@@ -53,7 +53,8 @@ typedef struct sw_port {
     unsigned rr;                    /* output: next input to look at first */
     uint64_t queued_to;             /* entries waiting for this output */
     uint64_t req;                   /* output: bit i = input i has entries for it (any VC) */
-    sim_time_ps due_ps;             /* output: when its last look changes by time alone (masked allocator) */
+    uint32_t read_memo_bytes;       /* input: the last packet size read, and its read-port time (no llround per grant) */
+    sim_time_ps read_memo_ps;
     uint32_t held[SIM_LINK_MAX_CREDIT_TYPES]; /* input-buffer credits held per VC */
     fabric_switch_port_stats st;
 } sw_port;
@@ -72,6 +73,9 @@ struct fabric_switch {
     uint32_t *pair_len;             /* [in * nports + out]: entries over the VCs */
     uint64_t active;                /* bit o: output o has entries */
     uint64_t dirty;                 /* bit o: output o gained an entry or credits since its last look */
+    /* per output, side by side for the masked allocator's run over the outputs */
+    sim_time_ps due_ps[TOPO_MAX_PORTS];     /* when its last look changes by time alone */
+    sim_time_ps tx_free_ps[TOPO_MAX_PORTS]; /* its serialiser's free time after the switch's last send (it is the only sender) */
     sw_entry *free_entries;
     sw_buf *free_bufs;
     void **blocks; size_t n_blocks, cap_blocks;  /* every record allocated, for free */
@@ -244,8 +248,12 @@ static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q,
     sw_port *ip = &s->ports[in], *op = &s->ports[out];
     sim_pkt *pkt = e->pkt;
     pkt->vc = e->out_vc;
-    double read_ps = (double)pkt->wire_bytes * 1000.0 / (ip->in_GBps * s->cfg.speedup);
-    ip->read_free_ps = now + (sim_time_ps)llround(read_ps);
+    if (pkt->wire_bytes != ip->read_memo_bytes || !ip->read_memo_ps) {
+        double read_ps = (double)pkt->wire_bytes * 1000.0 / (ip->in_GBps * s->cfg.speedup);
+        ip->read_memo_bytes = pkt->wire_bytes;
+        ip->read_memo_ps = (sim_time_ps)llround(read_ps);
+    }
+    ip->read_free_ps = now + ip->read_memo_ps;
     if (--s->pair_len[(size_t)in * s->nports + out] == 0) op->req &= ~(1ULL << in);
     if (--op->queued_to == 0) s->active &= ~(1ULL << out);
     op->st.tx_pkts++;
@@ -262,6 +270,7 @@ static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q,
     } else {
         sim_link_send(op->out, pkt, wire);
     }
+    s->tx_free_ps[out] = sim_link_tx_free_ps(op->out);
     e->next = s->free_entries;
     s->free_entries = e;
     if (--b->copies_left == 0) {
@@ -343,8 +352,8 @@ static sim_time_ps look_output(fabric_switch *s, unsigned o, sim_time_ps now)
     sw_port *op = &s->ports[o];
     unsigned n = s->nports;
     s->st.output_evals++;
-    sim_time_ps tx_free = sim_link_tx_free_ps(op->out);
-    if (tx_free > now) return op->due_ps = tx_free;
+    sim_time_ps tx_free = s->tx_free_ps[o];
+    if (tx_free > now) return s->due_ps[o] = tx_free;
     sim_time_ps next_ps = SIM_TIME_MAX;
     /* inputs rr .. n-1, then 0 .. rr-1 (the scan's order) */
     uint64_t from_rr = op->rr < 64 ? ~0ULL << op->rr : 0;
@@ -361,10 +370,10 @@ static sim_time_ps look_output(fabric_switch *s, unsigned o, sim_time_ps now)
             }
             send_entry(s, i, o, best, now);
             op->rr = (i + 1) % n;
-            op->due_ps = op->queued_to ? sim_link_tx_free_ps(op->out) : SIM_TIME_MAX;
-            return op->due_ps < next_ps ? op->due_ps : next_ps;
+            s->due_ps[o] = op->queued_to ? s->tx_free_ps[o] : SIM_TIME_MAX;
+            return s->due_ps[o] < next_ps ? s->due_ps[o] : next_ps;
         }
-    return op->due_ps = next_ps;
+    return s->due_ps[o] = next_ps;
 }
 
 /* The masked run: outputs in port order as the scan, each looked at again
@@ -376,11 +385,11 @@ static void allocate_masked(fabric_switch *s, sim_time_ps now)
     for (uint64_t m = s->active; m; m &= m - 1) {
         unsigned o = (unsigned)__builtin_ctzll(m);
         sim_time_ps t;
-        if ((s->dirty >> o & 1) || s->ports[o].due_ps <= now) {
+        if ((s->dirty >> o & 1) || s->due_ps[o] <= now) {
             s->dirty &= ~(1ULL << o);
             t = look_output(s, o, now);
         } else {
-            t = s->ports[o].due_ps;
+            t = s->due_ps[o];
         }
         if (t < next_ps) next_ps = t;
     }
@@ -490,6 +499,14 @@ static int mask_mismatch(const fabric_switch *s, unsigned o, char *why, size_t w
             return 1;
         }
         entries += len;
+    }
+    if (op->connected) {
+        sim_time_ps now = sim_now(s->k), cached = s->tx_free_ps[o] > now ? s->tx_free_ps[o] : now;
+        if (cached != sim_link_tx_free_ps(op->out)) {
+            snprintf(why, why_n, "switch %s: output %u's serialiser is free at %llu ps, the switch thinks %llu (another sender?)",
+                     s->name, o, (unsigned long long)sim_link_tx_free_ps(op->out), (unsigned long long)cached);
+            return 1;
+        }
     }
     if (entries != op->queued_to || (entries > 0) != ((s->active >> o & 1) != 0)) {
         snprintf(why, why_n, "switch %s: output %u has %llu entries but counts %llu, active bit %u", s->name, o,
