@@ -55,8 +55,8 @@ typedef struct sw_port {
     uint64_t req;                   /* output: bit i = input i has entries for it (any VC) */
     uint32_t read_memo_bytes;       /* input: the last packet size read, and its read-port time (no llround per grant) */
     sim_time_ps read_memo_ps;
-    uint32_t held[SIM_LINK_MAX_CREDIT_TYPES]; /* input-buffer credits held per VC */
     fabric_switch_port_stats st;
+    uint32_t held[SIM_LINK_MAX_CREDIT_TYPES]; /* input-buffer credits held per VC (last: 256 bytes, mostly unused) */
 } sw_port;
 
 struct fabric_switch {
@@ -69,7 +69,7 @@ struct fabric_switch {
     unsigned nports, nvcs;
     sim_time_ps pipeline_ps;
     sw_port *ports;
-    sw_queue *voq;                  /* [(in * nports + out) * nvcs + vc] */
+    sw_queue *voq;                  /* [(out * nports + in) * nvcs + vc] (voq_at): an output's look reads one run */
     uint32_t *pair_len;             /* [in * nports + out]: entries over the VCs */
     uint64_t active;                /* bit o: output o has entries */
     uint64_t dirty;                 /* bit o: output o gained an entry or credits since its last look */
@@ -85,6 +85,11 @@ struct fabric_switch {
     fabric_switch_stats st;
     char name[TOPO_NAME_MAX + 1];
 };
+
+static inline sw_queue *voq_at(const fabric_switch *s, unsigned in, unsigned out, unsigned vc)
+{
+    return &s->voq[((size_t)out * s->nports + in) * s->nvcs + vc];
+}
 
 static void *sw_block(fabric_switch *s, size_t bytes)
 {
@@ -133,7 +138,7 @@ static void enqueue(fabric_switch *s, unsigned in, unsigned out, unsigned vc, si
     sw_entry *e = entry_get(s);
     *e = (sw_entry){ .pkt = pkt, .buf = b, .eligible_ps = eligible_ps, .out_vc = (uint8_t)vc,
                      .out_credits = sim_fabric_credits(pkt->wire_bytes, op->out_credit_bytes) };
-    sw_queue *q = &s->voq[((size_t)in * s->nports + out) * s->nvcs + vc];
+    sw_queue *q = voq_at(s, in, out, vc);
     if (q->tail) {
         q->tail->next = e;
     } else {
@@ -286,7 +291,7 @@ static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q,
  * (NULL: none); heads not yet eligible lower *next_ps to their time. */
 static sw_queue *best_head(fabric_switch *s, const sw_port *op, unsigned i, unsigned o, sim_time_ps now, sim_time_ps *next_ps)
 {
-    sw_queue *best = NULL, *q = &s->voq[((size_t)i * s->nports + o) * s->nvcs];
+    sw_queue *best = NULL, *q = voq_at(s, i, o, 0);
     for (unsigned v = 0; v < s->nvcs; v++, q++) {
         if (!q->head) continue;
         if (q->head_eligible_ps > now) {
@@ -485,7 +490,7 @@ static int mask_mismatch(const fabric_switch *s, unsigned o, char *why, size_t w
     for (unsigned i = 0; i < s->nports; i++) {
         uint32_t len = 0;
         for (unsigned v = 0; v < s->nvcs; v++) {
-            const sw_queue *q = &s->voq[((size_t)i * s->nports + o) * s->nvcs + v];
+            const sw_queue *q = voq_at(s, i, o, v);
             if (q->head && (q->head_eligible_ps != q->head->eligible_ps || q->head_credits != q->head->out_credits)) {
                 snprintf(why, why_n, "switch %s: VOQ (%u, %u, VC %u) keeps a head time or credits its head does not have",
                          s->name, i, o, v);
