@@ -35,14 +35,15 @@ struct fabric_endpoint {
     fabric_endpoint_stats st;
 };
 
-static sim_time_ps slot_time(const fabric_endpoint *ep, uint64_t slot) { return (sim_time_ps)floor((double)slot * ep->slot_ps); }
+/* floor(slot * slot_ps): the product is >= 0, so the conversion's truncation is the floor (no libm call). */
+static sim_time_ps slot_time(const fabric_endpoint *ep, uint64_t slot) { return (sim_time_ps)((double)slot * ep->slot_ps); }
 
 /* Next arrival slot after `from` (inclusive): geometric skip = Bernoulli(load) per slot. */
 static uint64_t next_arrival(fabric_endpoint *ep, uint64_t from)
 {
     if (ep->cfg.load >= 1) return from;
     double u = 1.0 - sim_rng_double(&ep->rng);   /* (0, 1] */
-    return from + (uint64_t)floor(log(u) / ep->log_no_arrival);
+    return from + (uint64_t)(log(u) / ep->log_no_arrival);   /* >= 0: truncation = floor */
 }
 
 static uint32_t wire_of(const fabric_endpoint *ep, uint32_t payload) { return payload + ep->port.link->overhead_bytes; }
