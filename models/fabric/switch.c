@@ -342,7 +342,7 @@ static void allocate_scan(fabric_switch *s, sim_time_ps now)
 /* One output's look of the masked run: what the scan does for output o, over
  * the inputs of its request mask from its pointer on (an input without
  * entries for o is skipped by the scan too). Returns the output's part of the
- * wake-up time; sets op->due_ps to the time this look's answer changes by
+ * wake-up time; sets s->due_ps[o] to the time this look's answer changes by
  * time alone: a later look before then, with no new entry or credits for o,
  * finds the same (no grant) and gives the same time. Why: the serialiser
  * stays free or busy (only o's grants move it); every head stays on the same
