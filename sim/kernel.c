@@ -59,10 +59,13 @@ struct sim_process_cold {
     uint32_t n_static;        /* how many times sim_sensitive was called for it */
 };
 
-/* The calendar: 256 buckets of 128 ps reach 32 ns ahead (a link's latency
- * plus a packet's serialisation, a few clock periods). */
-#define CAL_SHIFT 7
-#define CAL_BUCKETS 256
+/* The calendar: 1024 buckets of 256 ps reach 262 ns ahead: a link's latency
+ * plus a packet's serialisation, a few clock periods, and on the fabric a
+ * 100 ns link plus a 4 KB packet at 400 GbE (82 ns) plus a switch's 100 ns
+ * pipeline (32 ns, the old reach, sent nearly all of those to the heap:
+ * 5 % of the fabric bench's instructions, callgrind). */
+#define CAL_SHIFT 8
+#define CAL_BUCKETS 1024
 
 typedef struct slot_ref {
     sim_time_ps t;

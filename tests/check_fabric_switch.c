@@ -1,12 +1,15 @@
 /* The fabric switch core (models/fabric/switch.h) on links this test makes
  * from a one-switch topology: zero-load latency against the link parameters,
- * round-robin fairness, credits bounding the buffer, multicast copies. */
+ * round-robin fairness, credits bounding the buffer, multicast copies, and
+ * both allocators granting alike on random unicast and multicast traffic. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/fabric/switch.h"
+#include "sim/rng.h"
 
 #define NH 4                          /* endpoints h0..h3 on s0.p0..p3 */
 
@@ -188,6 +191,90 @@ START_TEST(multicast_one_copy_each)
 }
 END_TEST
 
+/* Random unicast and multicast traffic of random sizes from every host, with
+ * both allocators: the same grants in the same order (the fabric-wide
+ * comparison is tests/check_fabric_alloc.c; this one adds multicast). */
+typedef struct grant_rec { sim_time_ps t; unsigned in, out; uint32_t src, dst; uint64_t flow; } grant_rec;
+static grant_rec *grants;
+static size_t n_grants, cap_grants;
+static void record_grant(void *ctx, uint32_t node, unsigned in, unsigned out, const sim_pkt *p, sim_time_ps now)
+{
+    (void)ctx; (void)node;
+    if (n_grants == cap_grants) {
+        cap_grants = cap_grants ? 2 * cap_grants : 1024;
+        grants = realloc(grants, cap_grants * sizeof *grants);
+        ck_assert_ptr_nonnull(grants);
+    }
+    grants[n_grants++] = (grant_rec){ now, in, out, p->src, p->dst, p->flow };
+}
+
+static rig *mix_rig;
+static sim_rng mix_rng;
+static uint64_t mix_sent;
+static uint32_t mix_groups[3];
+static sim_process mix_proc;
+static void mix_fn(void *ctx)
+{
+    (void)ctx;
+    rig *R = mix_rig;
+    for (unsigned h = 0; h < NH && mix_sent < 3000; h++) {
+        if (sim_rng_below(&mix_rng, 3) == 0) continue;   /* bursty: a host skips some turns */
+        uint32_t bytes = 64 + (uint32_t)sim_rng_below(&mix_rng, 2048);
+        if (sim_rng_below(&mix_rng, 5) == 0) {
+            if (host_send(R, h, SIM_PKT_GROUP, mix_groups[sim_rng_below(&mix_rng, 3)], bytes, mix_sent)) mix_sent++;
+        } else {
+            uint32_t dst = (h + 1 + (uint32_t)sim_rng_below(&mix_rng, NH - 1)) % NH;
+            if (sim_rng_below(&mix_rng, 2)) dst = 3;    /* a hot output */
+            if (dst != h && host_send(R, h, dst, 0, bytes, mix_sent)) mix_sent++;
+        }
+    }
+    if (mix_sent < 3000) sim_next_trigger_at(R->k, 1 + sim_rng_below(&mix_rng, SIM_NS(40)));
+}
+
+static size_t run_mix(enum fabric_switch_allocator alloc, uint64_t seed, double speedup)
+{
+    fabric_switch_cfg c = FABRIC_SWITCH_CFG_DEFAULT;
+    c.allocator = alloc;
+    c.buffer_bytes_per_vc = 8192;
+    c.speedup = speedup;
+    c.on_grant = record_grant;
+    mix_rig = rig_new(20.0, &c);   /* port 3 slow: its queues fill, credits stall the hosts */
+    uint32_t g0[] = { 1, 2, 3 }, g1[] = { 0, 3 }, g2[] = { 0, 1, 2, 3 };
+    mix_groups[0] = sim_groups_add(mix_rig->g, g0, 3);
+    mix_groups[1] = sim_groups_add(mix_rig->g, g1, 2);
+    mix_groups[2] = sim_groups_add(mix_rig->g, g2, 4);
+    sim_rng_seed(&mix_rng, seed);
+    mix_sent = 0;
+    n_grants = 0;
+    sim_method_init(&mix_proc, mix_rig->k, "hosts", mix_fn, NULL);
+    sim_run(mix_rig->k, SIM_TIME_MAX);
+    size_t allocations = fabric_switch_stats_get(mix_rig->s).allocations;
+    rig_free(mix_rig);
+    return allocations;
+}
+
+START_TEST(allocators_agree_with_multicast)
+{
+    const double speedup = _i % 2 ? 1.5 : 1.0;
+    size_t runs_scan = run_mix(FABRIC_SWITCH_ALLOC_SCAN, 100 + (uint64_t)_i, speedup);
+    size_t n = n_grants;
+    grant_rec *scan = malloc(n * sizeof *scan);
+    ck_assert_ptr_nonnull(scan);
+    memcpy(scan, grants, n * sizeof *scan);
+    size_t runs_masked = run_mix(FABRIC_SWITCH_ALLOC_MASKED, 100 + (uint64_t)_i, speedup);
+    ck_assert_msg(n > 3000, "only %zu grants", n);
+    for (size_t g = 0; g < n && g < n_grants; g++)
+        ck_assert_msg(scan[g].t == grants[g].t && scan[g].in == grants[g].in && scan[g].out == grants[g].out &&
+                          scan[g].src == grants[g].src && scan[g].dst == grants[g].dst && scan[g].flow == grants[g].flow,
+                      "grant %zu: scan t=%llu %u->%u flow %llu, masked t=%llu %u->%u flow %llu", g,
+                      (unsigned long long)scan[g].t, scan[g].in, scan[g].out, (unsigned long long)scan[g].flow,
+                      (unsigned long long)grants[g].t, grants[g].in, grants[g].out, (unsigned long long)grants[g].flow);
+    ck_assert_uint_eq(n, n_grants);
+    ck_assert_uint_eq(runs_scan, runs_masked);
+    free(scan);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fabric_switch");
@@ -196,6 +283,7 @@ int main(void)
     tcase_add_test(tc, round_robin_fair);
     tcase_add_test(tc, credits_bound_buffer);
     tcase_add_test(tc, multicast_one_copy_each);
+    tcase_add_loop_test(tc, allocators_agree_with_multicast, 0, 4);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

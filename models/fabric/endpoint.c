@@ -23,6 +23,7 @@ struct fabric_endpoint {
     sim_pkt **q;                       /* FIFO ring of queued packets */
     uint32_t q_head, q_len, q_cap;
     double slot_ps;                    /* wire time of one packet at the link rate */
+    double log_no_arrival;             /* log1p(-load): the geometric skip's divisor, once (not per packet) */
     uint64_t next_slot;                /* the next arrival slot (index; time = floor(idx * slot_ps)) */
     bool source_done;
     uint64_t walk;                     /* alltoall position */
@@ -34,15 +35,15 @@ struct fabric_endpoint {
     fabric_endpoint_stats st;
 };
 
-static sim_time_ps slot_time(const fabric_endpoint *ep, uint64_t slot) { return (sim_time_ps)floor((double)slot * ep->slot_ps); }
+/* floor(slot * slot_ps): the product is >= 0, so the conversion's truncation is the floor (no libm call). */
+static sim_time_ps slot_time(const fabric_endpoint *ep, uint64_t slot) { return (sim_time_ps)((double)slot * ep->slot_ps); }
 
 /* Next arrival slot after `from` (inclusive): geometric skip = Bernoulli(load) per slot. */
 static uint64_t next_arrival(fabric_endpoint *ep, uint64_t from)
 {
-    double p = ep->cfg.load;
-    if (p >= 1) return from;
+    if (ep->cfg.load >= 1) return from;
     double u = 1.0 - sim_rng_double(&ep->rng);   /* (0, 1] */
-    return from + (uint64_t)floor(log(u) / log1p(-p));
+    return from + (uint64_t)(log(u) / ep->log_no_arrival);   /* >= 0: truncation = floor */
 }
 
 static uint32_t wire_of(const fabric_endpoint *ep, uint32_t payload) { return payload + ep->port.link->overhead_bytes; }
@@ -189,6 +190,7 @@ static void *ep_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     ep->index = (uint32_t)t->nodes[node].endpoint;
     ep->n = t->n_endpoints;
     ep->cfg = *cfg;
+    ep->log_no_arrival = log1p(-cfg->load);
     snprintf(ep->name, sizeof ep->name, "%s", t->nodes[node].name);
     sim_pkt_pool_init(&ep->pool, ep->name);
     sim_rng_seed(&ep->rng, sim_fabric_node_seed(f, node));

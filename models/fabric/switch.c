@@ -1,6 +1,14 @@
 /* The generic switch core (switch.h): VOQs per (input, output, VC), a
  * separable round-robin allocator run by one method process, woken by an
- * event notified for the earliest time anything can change. */
+ * event notified for the earliest time anything can change.
+ *
+ * Two implementations of the allocator's run (cfg.allocator): the scan looks
+ * at every (output, input, VC) each run; the masked one keeps per output a
+ * mask of the inputs with entries for it, and the result of its last look
+ * (the earliest time that look would change by time alone), and looks again
+ * only at outputs that gained an entry or credits, or whose time has come.
+ * An output left alone would have given the same answer (see allocate), so
+ * both grant the same packets at the same times and wake at the same times. */
 #include "models/fabric/switch.h"
 
 #include <math.h>
@@ -20,11 +28,19 @@ typedef struct sw_entry {
     sim_pkt *pkt;
     sw_buf *buf;
     sim_time_ps eligible_ps;
+    uint32_t out_credits;           /* credits it spends on the output link */
     uint8_t out_vc;
     struct sw_entry *next;
 } sw_entry;
 
-typedef struct sw_queue { sw_entry *head, *tail; } sw_queue;
+/* A VOQ, with its head's eligible time and credits beside it: the allocator
+ * looks at many heads per grant, and this way without touching the entry or
+ * the packet (each a cache miss on a large fabric). */
+typedef struct sw_queue {
+    sw_entry *head, *tail;
+    sim_time_ps head_eligible_ps;
+    uint32_t head_credits;
+} sw_queue;
 
 typedef struct sw_port {
     struct fabric_switch *s;
@@ -36,8 +52,11 @@ typedef struct sw_port {
     sim_time_ps read_free_ps;       /* the input's crossbar read port is busy until then */
     unsigned rr;                    /* output: next input to look at first */
     uint64_t queued_to;             /* entries waiting for this output */
-    uint32_t held[SIM_LINK_MAX_CREDIT_TYPES]; /* input-buffer credits held per VC */
+    uint64_t req;                   /* output: bit i = input i has entries for it (any VC) */
+    uint32_t read_memo_bytes;       /* input: the last packet size read, and its read-port time (no llround per grant) */
+    sim_time_ps read_memo_ps;
     fabric_switch_port_stats st;
+    uint32_t held[SIM_LINK_MAX_CREDIT_TYPES]; /* input-buffer credits held per VC (last: 256 bytes, mostly unused) */
 } sw_port;
 
 struct fabric_switch {
@@ -50,7 +69,13 @@ struct fabric_switch {
     unsigned nports, nvcs;
     sim_time_ps pipeline_ps;
     sw_port *ports;
-    sw_queue *voq;                  /* [(in * nports + out) * nvcs + vc] */
+    sw_queue *voq;                  /* [(out * nports + in) * nvcs + vc] (voq_at): an output's look reads one run */
+    uint32_t *pair_len;             /* [in * nports + out]: entries over the VCs */
+    uint64_t active;                /* bit o: output o has entries */
+    uint64_t dirty;                 /* bit o: output o gained an entry or credits since its last look */
+    /* per output, side by side for the masked allocator's run over the outputs */
+    sim_time_ps due_ps[TOPO_MAX_PORTS];     /* when its last look changes by time alone */
+    sim_time_ps tx_free_ps[TOPO_MAX_PORTS]; /* its serialiser's free time after the switch's last send (it is the only sender) */
     sw_entry *free_entries;
     sw_buf *free_bufs;
     void **blocks; size_t n_blocks, cap_blocks;  /* every record allocated, for free */
@@ -60,6 +85,11 @@ struct fabric_switch {
     fabric_switch_stats st;
     char name[TOPO_NAME_MAX + 1];
 };
+
+static inline sw_queue *voq_at(const fabric_switch *s, unsigned in, unsigned out, unsigned vc)
+{
+    return &s->voq[((size_t)out * s->nports + in) * s->nvcs + vc];
+}
 
 static void *sw_block(fabric_switch *s, size_t bytes)
 {
@@ -102,11 +132,24 @@ static void enqueue(fabric_switch *s, unsigned in, unsigned out, unsigned vc, si
 {
     if (out >= s->nports || !s->ports[out].connected)
         sim_fatal("%s: route sends a packet to port %u, which is not connected", s->name, out);
+    sw_port *op = &s->ports[out];
+    if (op->out_credit_types && vc >= op->out_credit_types)
+        sim_fatal("%s: VC %u on a link whose receiver has %u credit pools", s->name, vc, op->out_credit_types);
     sw_entry *e = entry_get(s);
-    *e = (sw_entry){ .pkt = pkt, .buf = b, .eligible_ps = eligible_ps, .out_vc = (uint8_t)vc };
-    sw_queue *q = &s->voq[((size_t)in * s->nports + out) * s->nvcs + vc];
-    if (q->tail) q->tail->next = e; else q->head = e;
+    *e = (sw_entry){ .pkt = pkt, .buf = b, .eligible_ps = eligible_ps, .out_vc = (uint8_t)vc,
+                     .out_credits = sim_fabric_credits(pkt->wire_bytes, op->out_credit_bytes) };
+    sw_queue *q = voq_at(s, in, out, vc);
+    if (q->tail) {
+        q->tail->next = e;
+    } else {
+        q->head = e;
+        q->head_eligible_ps = eligible_ps;
+        q->head_credits = e->out_credits;
+    }
     q->tail = e;
+    if (s->pair_len[(size_t)in * s->nports + out]++ == 0) s->ports[out].req |= 1ULL << in;
+    s->active |= 1ULL << out;
+    s->dirty |= 1ULL << out;
     s->ports[out].queued_to++;
     s->st.copies_made++;
     s->st.inside++;
@@ -187,29 +230,37 @@ static void on_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
 {
     (void)l; (void)type; (void)credits;
     sw_port *op = ctx;
+    op->s->dirty |= 1ULL << op->index;
     wake_at(op->s, sim_now(op->s->k));
 }
 
-static bool can_send(const sw_port *op, const sw_entry *e)
+/* May the head of q (vc) go on op's link now, as far as credits go? */
+static bool can_send(const sw_port *op, const sw_queue *q, unsigned vc)
 {
-    if (!op->out_credit_types) return true;
-    if (e->out_vc >= op->out_credit_types)
-        sim_fatal("%s: VC %u on a link whose receiver has %u credit pools", op->s->name, e->out_vc,
-                  op->out_credit_types);
-    return sim_link_can_send(op->out, e->out_vc, sim_fabric_credits(e->pkt->wire_bytes, op->out_credit_bytes));
+    return !op->out_credit_types || sim_link_can_send(op->out, vc, q->head_credits);
 }
 
 static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q, sim_time_ps now)
 {
     sw_entry *e = q->head;
     q->head = e->next;
-    if (!q->head) q->tail = NULL;
+    if (q->head) {
+        q->head_eligible_ps = q->head->eligible_ps;
+        q->head_credits = q->head->out_credits;
+    } else {
+        q->tail = NULL;
+    }
     sw_port *ip = &s->ports[in], *op = &s->ports[out];
     sim_pkt *pkt = e->pkt;
     pkt->vc = e->out_vc;
-    double read_ps = (double)pkt->wire_bytes * 1000.0 / (ip->in_GBps * s->cfg.speedup);
-    ip->read_free_ps = now + (sim_time_ps)llround(read_ps);
-    op->queued_to--;
+    if (pkt->wire_bytes != ip->read_memo_bytes || !ip->read_memo_ps) {
+        double read_ps = (double)pkt->wire_bytes * 1000.0 / (ip->in_GBps * s->cfg.speedup);
+        ip->read_memo_bytes = pkt->wire_bytes;
+        ip->read_memo_ps = (sim_time_ps)llround(read_ps);
+    }
+    ip->read_free_ps = now + ip->read_memo_ps;
+    if (--s->pair_len[(size_t)in * s->nports + out] == 0) op->req &= ~(1ULL << in);
+    if (--op->queued_to == 0) s->active &= ~(1ULL << out);
     op->st.tx_pkts++;
     op->st.tx_bytes += pkt->wire_bytes;
     op->st.queue_ps_sum += now - e->eligible_ps;
@@ -217,12 +268,14 @@ static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q,
     s->st.inside--;
     sw_buf *b = e->buf;
     uint32_t wire = pkt->wire_bytes;
+    if (s->cfg.on_grant) s->cfg.on_grant(s->cfg.grant_ctx, s->node, in, out, pkt, now);
     if (op->out_credit_types) {
-        if (!sim_link_try_send(op->out, pkt, wire, e->out_vc, sim_fabric_credits(wire, op->out_credit_bytes)))
+        if (!sim_link_try_send(op->out, pkt, wire, e->out_vc, e->out_credits))
             sim_fatal("%s: credits checked but the send was refused", s->name);
     } else {
         sim_link_send(op->out, pkt, wire);
     }
+    s->tx_free_ps[out] = sim_link_tx_free_ps(op->out);
     e->next = s->free_entries;
     s->free_entries = e;
     if (--b->copies_left == 0) {
@@ -234,37 +287,42 @@ static void send_entry(fabric_switch *s, unsigned in, unsigned out, sw_queue *q,
     }
 }
 
-/* One allocation pass at now, then a wake-up for the earliest time a blocked
- * grant could become possible (credits wake it through on_credit). */
-static void allocate(void *ctx)
+/* The oldest eligible head among input i's VCs for output o that may go now
+ * (NULL: none); heads not yet eligible lower *next_ps to their time. */
+static sw_queue *best_head(fabric_switch *s, const sw_port *op, unsigned i, unsigned o, sim_time_ps now, sim_time_ps *next_ps)
 {
-    fabric_switch *s = ctx;
-    sim_time_ps now = sim_now(s->k), next_ps = SIM_TIME_MAX;
+    sw_queue *best = NULL, *q = voq_at(s, i, o, 0);
+    for (unsigned v = 0; v < s->nvcs; v++, q++) {
+        if (!q->head) continue;
+        if (q->head_eligible_ps > now) {
+            if (q->head_eligible_ps < *next_ps) *next_ps = q->head_eligible_ps;
+            continue;
+        }
+        if (!can_send(op, q, v)) continue;
+        if (!best || q->head_eligible_ps < best->head_eligible_ps) best = q;
+    }
+    return best;
+}
+
+/* The reference run (FABRIC_SWITCH_ALLOC_SCAN): one allocation pass at now
+ * over every output with entries and every input from its pointer, then a
+ * wake-up for the earliest time a blocked grant could become possible
+ * (credits wake it through on_credit). */
+static void allocate_scan(fabric_switch *s, sim_time_ps now)
+{
+    sim_time_ps next_ps = SIM_TIME_MAX;
     unsigned n = s->nports;
-    s->st.allocations++;
     for (unsigned o = 0; o < n; o++) {
         sw_port *op = &s->ports[o];
         if (!op->queued_to) continue;
+        s->st.output_evals++;
         sim_time_ps tx_free = sim_link_tx_free_ps(op->out);
         if (tx_free > now) { if (tx_free < next_ps) next_ps = tx_free; continue; }
         for (unsigned j = 0; j < n; j++) {
             unsigned i = (op->rr + j) % n;
             sw_port *ip = &s->ports[i];
-            /* The oldest eligible head among this (input, output)'s VCs that may go. */
-            sw_queue *best = NULL;
-            bool waiting = false;
-            for (unsigned v = 0; v < s->nvcs; v++) {
-                sw_queue *q = &s->voq[((size_t)i * n + o) * s->nvcs + v];
-                if (!q->head) continue;
-                waiting = true;
-                if (q->head->eligible_ps > now) {
-                    if (q->head->eligible_ps < next_ps) next_ps = q->head->eligible_ps;
-                    continue;
-                }
-                if (!can_send(op, q->head)) continue;
-                if (!best || q->head->eligible_ps < best->head->eligible_ps) best = q;
-            }
-            if (!waiting || !best) continue;
+            sw_queue *best = best_head(s, op, i, o, now, &next_ps);
+            if (!best) continue;
             if (ip->read_free_ps > now) {
                 if (ip->read_free_ps < next_ps) next_ps = ip->read_free_ps;
                 continue;
@@ -279,6 +337,76 @@ static void allocate(void *ctx)
         }
     }
     if (next_ps != SIM_TIME_MAX) wake_at(s, next_ps > now ? next_ps : now + 1);
+}
+
+/* One output's look of the masked run: what the scan does for output o, over
+ * the inputs of its request mask from its pointer on (an input without
+ * entries for o is skipped by the scan too). Returns the output's part of the
+ * wake-up time; sets s->due_ps[o] to the time this look's answer changes by
+ * time alone: a later look before then, with no new entry or credits for o,
+ * finds the same (no grant) and gives the same time. Why: the serialiser
+ * stays free or busy (only o's grants move it); every head stays on the same
+ * side of its eligible time, every credit check fails as before (credits only
+ * grow by on_credit, which marks o), every input whose head could go stays
+ * busy until its read-port time (a busy input cannot be granted elsewhere, so
+ * its time does not move); an input whose heads cannot go has its read port
+ * ignored, so grants of other outputs do not matter. After a grant the output
+ * is busy, and a later look gives its serialiser's free time. */
+static sim_time_ps look_output(fabric_switch *s, unsigned o, sim_time_ps now)
+{
+    sw_port *op = &s->ports[o];
+    unsigned n = s->nports;
+    s->st.output_evals++;
+    sim_time_ps tx_free = s->tx_free_ps[o];
+    if (tx_free > now) return s->due_ps[o] = tx_free;
+    sim_time_ps next_ps = SIM_TIME_MAX;
+    /* inputs rr .. n-1, then 0 .. rr-1 (the scan's order) */
+    uint64_t from_rr = op->rr < 64 ? ~0ULL << op->rr : 0;
+    uint64_t parts[2] = { op->req & from_rr, op->req & ~from_rr };
+    for (unsigned part = 0; part < 2; part++)
+        for (uint64_t m = parts[part]; m; m &= m - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(m);
+            sw_port *ip = &s->ports[i];
+            sw_queue *best = best_head(s, op, i, o, now, &next_ps);
+            if (!best) continue;
+            if (ip->read_free_ps > now) {
+                if (ip->read_free_ps < next_ps) next_ps = ip->read_free_ps;
+                continue;
+            }
+            send_entry(s, i, o, best, now);
+            op->rr = (i + 1) % n;
+            s->due_ps[o] = op->queued_to ? s->tx_free_ps[o] : SIM_TIME_MAX;
+            return s->due_ps[o] < next_ps ? s->due_ps[o] : next_ps;
+        }
+    return s->due_ps[o] = next_ps;
+}
+
+/* The masked run: outputs in port order as the scan, each looked at again
+ * only when it gained an entry or credits (dirty) or its due time came; the
+ * others give their last look's time. */
+static void allocate_masked(fabric_switch *s, sim_time_ps now)
+{
+    sim_time_ps next_ps = SIM_TIME_MAX;
+    for (uint64_t m = s->active; m; m &= m - 1) {
+        unsigned o = (unsigned)__builtin_ctzll(m);
+        sim_time_ps t;
+        if ((s->dirty >> o & 1) || s->due_ps[o] <= now) {
+            s->dirty &= ~(1ULL << o);
+            t = look_output(s, o, now);
+        } else {
+            t = s->due_ps[o];
+        }
+        if (t < next_ps) next_ps = t;
+    }
+    if (next_ps != SIM_TIME_MAX) wake_at(s, next_ps > now ? next_ps : now + 1);
+}
+
+static void allocate(void *ctx)
+{
+    fabric_switch *s = ctx;
+    s->st.allocations++;
+    if (s->cfg.allocator == FABRIC_SWITCH_ALLOC_SCAN) allocate_scan(s, sim_now(s->k));
+    else allocate_masked(s, sim_now(s->k));
 }
 
 fabric_switch *fabric_switch_new(sim_kernel *k, const topo *t, uint32_t node, const topo_routes *r, sim_groups *g,
@@ -300,6 +428,15 @@ fabric_switch *fabric_switch_new(sim_kernel *k, const topo *t, uint32_t node, co
         snprintf(why, why_n, "switch %s: speedup %g (allowed: > 0 .. 1000)", nm, cfg.speedup);
         return NULL;
     }
+    if (cfg.allocator != FABRIC_SWITCH_ALLOC_MASKED && cfg.allocator != FABRIC_SWITCH_ALLOC_SCAN) {
+        snprintf(why, why_n, "switch %s: allocator %d (allowed: %d masked, %d scan)", nm, (int)cfg.allocator,
+                 FABRIC_SWITCH_ALLOC_MASKED, FABRIC_SWITCH_ALLOC_SCAN);
+        return NULL;
+    }
+    if (t->nodes[node].nports > 64) {   /* the masked allocator's masks are 64 bits */
+        snprintf(why, why_n, "switch %s: %u ports (allowed: 1 .. 64)", nm, t->nodes[node].nports);
+        return NULL;
+    }
     unsigned nvcs = topo_routes_vcs(r);
     if (nvcs == 0 || nvcs > SIM_LINK_MAX_CREDIT_TYPES) {
         snprintf(why, why_n, "switch %s: routes use %u VCs (allowed: 1 .. %u)", nm, nvcs, SIM_LINK_MAX_CREDIT_TYPES);
@@ -312,7 +449,8 @@ fabric_switch *fabric_switch_new(sim_kernel *k, const topo *t, uint32_t node, co
     snprintf(s->name, sizeof s->name, "%s", nm);
     s->ports = calloc(s->nports, sizeof *s->ports);
     s->voq = calloc((size_t)s->nports * s->nports * nvcs, sizeof *s->voq);
-    if (!s->ports || !s->voq) sim_fatal("out of memory");
+    s->pair_len = calloc((size_t)s->nports * s->nports, sizeof *s->pair_len);
+    if (!s->ports || !s->voq || !s->pair_len) sim_fatal("out of memory");
     for (unsigned p = 0; p < s->nports; p++) s->ports[p] = (sw_port){ .s = s, .index = p };
     sim_pkt_pool_init(&s->pool, s->name);
     sim_event_init(&s->kick, k, s->name);
@@ -344,6 +482,45 @@ void fabric_switch_connect(fabric_switch *s, const sim_fabric_port *p)
     if (p->out_credit_types) sim_link_set_credit_callback(p->out, on_credit, sp);
 }
 
+/* The allocator's masks agree with the queues of output o. */
+static int mask_mismatch(const fabric_switch *s, unsigned o, char *why, size_t why_n)
+{
+    const sw_port *op = &s->ports[o];
+    uint64_t entries = 0;
+    for (unsigned i = 0; i < s->nports; i++) {
+        uint32_t len = 0;
+        for (unsigned v = 0; v < s->nvcs; v++) {
+            const sw_queue *q = voq_at(s, i, o, v);
+            if (q->head && (q->head_eligible_ps != q->head->eligible_ps || q->head_credits != q->head->out_credits)) {
+                snprintf(why, why_n, "switch %s: VOQ (%u, %u, VC %u) keeps a head time or credits its head does not have",
+                         s->name, i, o, v);
+                return 1;
+            }
+            for (const sw_entry *e = q->head; e; e = e->next) len++;
+        }
+        if (len != s->pair_len[(size_t)i * s->nports + o] || (len > 0) != ((op->req >> i & 1) != 0)) {
+            snprintf(why, why_n, "switch %s: input %u holds %u entries for output %u but its count says %u, its mask bit %u",
+                     s->name, i, len, o, s->pair_len[(size_t)i * s->nports + o], (unsigned)(op->req >> i & 1));
+            return 1;
+        }
+        entries += len;
+    }
+    if (op->connected) {
+        sim_time_ps now = sim_now(s->k), cached = s->tx_free_ps[o] > now ? s->tx_free_ps[o] : now;
+        if (cached != sim_link_tx_free_ps(op->out)) {
+            snprintf(why, why_n, "switch %s: output %u's serialiser is free at %llu ps, the switch thinks %llu (another sender?)",
+                     s->name, o, (unsigned long long)sim_link_tx_free_ps(op->out), (unsigned long long)cached);
+            return 1;
+        }
+    }
+    if (entries != op->queued_to || (entries > 0) != ((s->active >> o & 1) != 0)) {
+        snprintf(why, why_n, "switch %s: output %u has %llu entries but counts %llu, active bit %u", s->name, o,
+                 (unsigned long long)entries, (unsigned long long)op->queued_to, (unsigned)(s->active >> o & 1));
+        return 1;
+    }
+    return 0;
+}
+
 int fabric_switch_check(const fabric_switch *s, bool drained, char *why, size_t why_n)
 {
     const fabric_switch_stats *st = &s->st;
@@ -355,6 +532,7 @@ int fabric_switch_check(const fabric_switch *s, bool drained, char *why, size_t 
     uint64_t queued = 0, held_bufs_credits = 0;
     for (unsigned p = 0; p < s->nports; p++) {
         queued += s->ports[p].queued_to;
+        if (mask_mismatch(s, p, why, why_n)) return 1;
         for (unsigned v = 0; v < s->nvcs; v++) {
             uint32_t h = s->ports[p].held[v];
             held_bufs_credits += h;
@@ -391,6 +569,7 @@ void fabric_switch_reset_stats(fabric_switch *s)
         sp->st = (fabric_switch_port_stats){ .max_held_credits = held };
     }
     s->st.allocations = 0;
+    s->st.output_evals = 0;
 }
 
 void fabric_switch_for_each_held(const fabric_switch *s, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
@@ -407,6 +586,7 @@ void fabric_switch_free(fabric_switch *s)
     free(s->blocks);
     sim_pkt_pool_free(&s->pool);
     free(s->voq);
+    free(s->pair_len);
     free(s->ports);
     free(s);
 }

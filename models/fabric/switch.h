@@ -17,13 +17,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The output allocator's implementation; both grant the same packets at the
+ * same times (tests/check_fabric_switch.c runs random traffic through both). */
+enum fabric_switch_allocator {
+    FABRIC_SWITCH_ALLOC_MASKED = 0, /* per-output request masks, re-evaluating only outputs whose state changed */
+    FABRIC_SWITCH_ALLOC_SCAN = 1,   /* the reference: every (output, input, VC) on every run */
+};
+
+/* Called at every grant, in grant order: the switch's node, the ports, the
+ * packet (its copy) as it leaves, and the time (tests compare allocators). */
+typedef void (*fabric_switch_grant_fn)(void *ctx, uint32_t node, unsigned in_port, unsigned out_port, const sim_pkt *pkt,
+                                       sim_time_ps now_ps);
+
 typedef struct fabric_switch_cfg {
     uint32_t buffer_bytes_per_vc;   /* input buffer per port per VC (65536) */
     uint32_t credit_bytes;          /* bytes one credit stands for (64, InfiniBand blocks) */
     double pipeline_ns;             /* routing + crossbar latency per hop, after the last byte arrived (100) */
     double speedup;                 /* crossbar speedup over the input link rate (1.0) */
+    enum fabric_switch_allocator allocator; /* FABRIC_SWITCH_ALLOC_MASKED */
+    fabric_switch_grant_fn on_grant;        /* NULL: none */
+    void *grant_ctx;
 } fabric_switch_cfg;
-#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0 })
+#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL })
 
 /* Registers kind "switch" with the fabric; calling it twice is harmless. */
 void fabric_switch_register(void);
@@ -61,6 +76,7 @@ typedef struct fabric_switch_stats {
     uint64_t clones;                /* copies made from the switch's own pool */
     uint64_t inside;                /* VOQ entries waiting now */
     uint64_t allocations;           /* allocator runs */
+    uint64_t output_evals;          /* outputs the allocator looked at (the scan: every output with entries, every run) */
 } fabric_switch_stats;
 
 fabric_switch_stats fabric_switch_stats_get(const fabric_switch *s);

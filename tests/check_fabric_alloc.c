@@ -1,0 +1,207 @@
+/* The fabric switch's two allocators (models/fabric/switch.h: masked, the
+ * default, and the reference scan) on whole fabrics with random traffic:
+ * the same grants (every one: time, switch, ports, packet) in the same order,
+ * the same number of allocator runs (so the same wake-ups), the same kernel
+ * events and the same endpoint results. Random settings stress what the
+ * masked one skips: small buffers (credit stalls), speedup (input read ports
+ * free early), no pipeline delay, two VCs (dor on rings and tori), incast
+ * and hotspot contention, and sizes from one credit to many. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric/endpoint.h"
+#include "models/fabric/fabric.h"
+#include "models/fabric/switch.h"
+#include "sim/fabric.h"
+#include "sim/rng.h"
+
+typedef struct grant {
+    sim_time_ps t;
+    uint32_t node, src, dst;
+    uint16_t in, out;
+    uint64_t seq;
+    uint8_t vc;
+} grant;
+
+typedef struct grant_log {
+    grant *v;
+    size_t n, cap;
+} grant_log;
+
+static void log_grant(void *ctx, uint32_t node, unsigned in_port, unsigned out_port, const sim_pkt *p, sim_time_ps now)
+{
+    grant_log *g = ctx;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 4096;
+        g->v = realloc(g->v, g->cap * sizeof *g->v);
+        ck_assert_ptr_nonnull(g->v);
+    }
+    g->v[g->n++] = (grant){ .t = now, .node = node, .src = p->src, .dst = p->dst, .in = (uint16_t)in_port,
+                            .out = (uint16_t)out_port, .seq = p->seq, .vc = p->vc };
+}
+
+typedef struct scenario {
+    const char *topo;
+    enum topo_routing routing;
+    enum sim_pattern_kind pattern;
+    double load;
+    uint32_t pkt_bytes;
+    fabric_switch_cfg sw;
+    uint64_t seed;
+} scenario;
+
+typedef struct outcome {
+    grant_log grants;
+    uint64_t events, allocations, received, out_of_order, win_hops;
+    sim_time_ps end_ps;
+    double lat_p50, lat_p99;
+} outcome;
+
+static void run(const scenario *sc, enum fabric_switch_allocator alloc, outcome *o)
+{
+    char err[512];
+    memset(o, 0, sizeof *o);
+    fabric_register_kinds();
+    topo *t = topo_from_string(sc->topo, "eth-400g", err, sizeof err);
+    ck_assert_msg(t, "%s: %s", sc->topo, err);
+    sim_pattern pat = { 0 };
+    ck_assert_msg(sim_pattern_init(&pat, sc->pattern, t->n_endpoints, sc->seed, err, sizeof err) == 0, "%s", err);
+    sim_hist lat;
+    sim_hist_init(&lat, "latency_ns");
+    const sim_time_ps warm_ps = SIM_US(1), end_ps = SIM_US(6);
+    fabric_endpoint_cfg ec = { .pattern = &pat, .load = sc->load, .pkt_bytes = sc->pkt_bytes, .warmup_ps = warm_ps,
+                               .end_ps = end_ps, .stop_ps = end_ps, .latency_hist = &lat };
+    fabric_switch_cfg sw = sc->sw;
+    sw.allocator = alloc;
+    sw.on_grant = log_grant;
+    sw.grant_ctx = &o->grants;
+    sim_kernel *k = sim_kernel_new();
+    sim_fabric_cfg fc = { .routing = sc->routing, .seed = sc->seed, .kind_cfg = { { "endpoint", &ec }, { "switch", &sw } } };
+    sim_fabric *f = sim_fabric_new(k, t, &fc, err, sizeof err);
+    ck_assert_msg(f, "%s: %s", sc->topo, err);
+    sim_run(k, warm_ps);
+    sim_fabric_reset_stats(f);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_msg(sim_fabric_check(f, true, err, sizeof err) == 0, "%s: %s", sc->topo, err);
+    o->events = sim_event_count(k);
+    o->end_ps = sim_now(k);
+    for (uint32_t n = 0; n < t->n_nodes; n++) {
+        void *c = sim_fabric_component(f, n);
+        if (t->nodes[n].endpoint >= 0) {
+            fabric_endpoint_stats st;
+            fabric_endpoint_get_stats(c, &st);
+            o->received += st.received_pkts;
+            o->out_of_order += st.out_of_order;
+            o->win_hops += st.win_hops;
+        } else {
+            o->allocations += fabric_switch_stats_get(c).allocations;
+        }
+    }
+    o->lat_p50 = sim_hist_percentile(&lat, 50);
+    o->lat_p99 = sim_hist_percentile(&lat, 99);
+    sim_fabric_free(f);
+    sim_kernel_free(k);
+    sim_hist_free(&lat);
+    sim_pattern_free(&pat);
+    topo_free(t);
+}
+
+static const struct { const char *topo; enum topo_routing routing; } topos[] = {
+    { "fattree:4", TOPO_ROUTE_ECMP },    { "fattree:4", TOPO_ROUTE_UPDOWN }, { "torus2d:4x4", TOPO_ROUTE_DOR },
+    { "ring:6", TOPO_ROUTE_DOR },        { "leafspine:4,2,4", TOPO_ROUTE_ECMP }, { "star:8", TOPO_ROUTE_ECMP },
+    { "mesh2d:3x3", TOPO_ROUTE_DOR },
+};
+static const enum sim_pattern_kind patterns[] = { SIM_PAT_UNIFORM, SIM_PAT_PERMUTATION, SIM_PAT_INCAST, SIM_PAT_HOTSPOT,
+                                                  SIM_PAT_ALLTOALL };
+
+/* Scenario _i, drawn from a fixed seed: reproducible, and each loop index a different mix. */
+static scenario draw(int i)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 0xa110c + (uint64_t)i);
+    scenario sc = { 0 };
+    unsigned ti = (unsigned)i % (sizeof topos / sizeof topos[0]);
+    sc.topo = topos[ti].topo;
+    sc.routing = topos[ti].routing;
+    sc.pattern = patterns[sim_rng_u64(&r) % (sizeof patterns / sizeof patterns[0])];
+    sc.load = 0.3 + 0.7 * sim_rng_double(&r);
+    static const uint32_t sizes[] = { 1, 64, 200, 1000, 4096 };
+    sc.pkt_bytes = sizes[sim_rng_u64(&r) % 5];
+    sc.sw = FABRIC_SWITCH_CFG_DEFAULT;
+    static const uint32_t bufs[] = { 8192, 16384, 65536 };
+    sc.sw.buffer_bytes_per_vc = bufs[sim_rng_u64(&r) % 3];
+    static const double speedups[] = { 1.0, 1.0, 1.5, 2.0 };
+    sc.sw.speedup = speedups[sim_rng_u64(&r) % 4];
+    static const double pipes[] = { 0, 30, 100 };
+    sc.sw.pipeline_ns = pipes[sim_rng_u64(&r) % 3];
+    sc.seed = 1 + sim_rng_u64(&r) % 1000;
+    return sc;
+}
+
+START_TEST(masked_grants_as_scan)
+{
+    scenario sc = draw(_i);
+    outcome a, b;
+    run(&sc, FABRIC_SWITCH_ALLOC_SCAN, &a);
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &b);
+    char what[256];
+    snprintf(what, sizeof what, "%s pattern %d load %.2f %u B buffer %u speedup %g pipeline %g seed %llu", sc.topo,
+             (int)sc.pattern, sc.load, sc.pkt_bytes, sc.sw.buffer_bytes_per_vc, sc.sw.speedup, sc.sw.pipeline_ns,
+             (unsigned long long)sc.seed);
+    ck_assert_msg(a.grants.n > 500, "%s: only %zu grants (the scenario tests little)", what, a.grants.n);
+    for (size_t g = 0; g < a.grants.n && g < b.grants.n; g++) {
+        const grant *x = &a.grants.v[g], *y = &b.grants.v[g];
+        ck_assert_msg(x->t == y->t && x->node == y->node && x->in == y->in && x->out == y->out && x->src == y->src &&
+                          x->dst == y->dst && x->seq == y->seq && x->vc == y->vc,
+                      "%s: grant %zu differs: scan t=%llu node %u %u->%u pkt %u->%u #%llu, masked t=%llu node %u %u->%u pkt "
+                      "%u->%u #%llu",
+                      what, g, (unsigned long long)x->t, x->node, x->in, x->out, x->src, x->dst, (unsigned long long)x->seq,
+                      (unsigned long long)y->t, y->node, y->in, y->out, y->src, y->dst, (unsigned long long)y->seq);
+    }
+    ck_assert_msg(a.grants.n == b.grants.n, "%s: %zu grants by the scan, %zu masked", what, a.grants.n, b.grants.n);
+    ck_assert_msg(a.allocations == b.allocations, "%s: %llu allocator runs by the scan, %llu masked (other wake-ups)", what,
+                  (unsigned long long)a.allocations, (unsigned long long)b.allocations);
+    ck_assert_msg(a.events == b.events && a.end_ps == b.end_ps, "%s: events %llu vs %llu, end %llu vs %llu ps", what,
+                  (unsigned long long)a.events, (unsigned long long)b.events, (unsigned long long)a.end_ps,
+                  (unsigned long long)b.end_ps);
+    ck_assert(a.received == b.received && a.out_of_order == b.out_of_order && a.win_hops == b.win_hops);
+    ck_assert(a.lat_p50 == b.lat_p50 && a.lat_p99 == b.lat_p99);
+    free(a.grants.v);
+    free(b.grants.v);
+}
+END_TEST
+
+/* The comparison can fail: a switch with a different pointer rule grants otherwise. */
+START_TEST(grant_logs_tell_settings_apart)
+{
+    scenario sc = draw(0);
+    sc.pattern = SIM_PAT_UNIFORM;
+    sc.load = 0.9;
+    outcome a, b;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &a);
+    sc.sw.speedup = sc.sw.speedup * 1.25;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &b);
+    bool same = a.grants.n == b.grants.n;
+    for (size_t g = 0; same && g < a.grants.n; g++) same = a.grants.v[g].t == b.grants.v[g].t;
+    ck_assert_msg(!same, "another speedup gave the same grant times");
+    free(a.grants.v);
+    free(b.grants.v);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("fabric_alloc");
+    TCase *tc = tcase_create("alloc");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, masked_grants_as_scan, 0, 28);
+    tcase_add_test(tc, grant_logs_tell_settings_apart);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
