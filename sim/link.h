@@ -23,6 +23,16 @@
 
 typedef struct sim_link sim_link;
 typedef void (*sim_link_recv_fn)(void *ctx, sim_link *l, void *msg, uint32_t bytes);
+/* How a sender spends the credit pools of a link: the organisation of the
+ * buffer at its far end, which the receiver states and whoever builds the
+ * system passes to the sender (a switch's VOQs, FIFO or shared input buffer). */
+typedef enum sim_credit_use {
+    SIM_CREDIT_NONE = 0,        /* unbounded buffers: no flow control */
+    SIM_CREDIT_PER_DEST,        /* one pool per VOQ: a flit spends one of every destination's pool */
+    SIM_CREDIT_PER_FLIT,        /* one pool per input (FIFO): a flit spends one */
+    SIM_CREDIT_PER_COPY,        /* one shared pool per input (shared VOQ buffer): one per copy */
+} sim_credit_use;
+
 typedef void (*sim_link_credit_fn)(void *ctx, sim_link *l, unsigned type, uint32_t credits);
 /* Writes a short label for a message into buf (for waves). */
 typedef void (*sim_link_label_fn)(const void *msg, char *buf, size_t n);

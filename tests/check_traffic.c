@@ -171,7 +171,7 @@ static void src_rig_init_caps(src_rig *g, double load, uint64_t seed, bool saf, 
     ec->period_ps = SRC_PERIOD_PS;
     ec->saf = saf;
     ec->src_voq = src_voq;
-    ec->credit_mode = TEP_CREDIT_NONE;
+    ec->credit_mode = SIM_CREDIT_NONE;
     ec->bernoulli_mask = (1u << SRC_PORTS) - 1;
     ec->load = load;
     ec->pkt_flits = SRC_PKT_FLITS;

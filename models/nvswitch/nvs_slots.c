@@ -4,23 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-nvs_credit_mode nvswitch_credit_mode(const xbar_core_cfg *core)
+sim_credit_use nvswitch_credit_mode(const xbar_core_cfg *core)
 {
-    if (core->depth == 0) return NVS_CREDIT_NONE;
-    if (core->queue == XBAR_QUEUE_FIFO) return NVS_CREDIT_PER_FLIT;
-    return core->shared ? NVS_CREDIT_PER_COPY : NVS_CREDIT_PER_DEST;
+    if (core->depth == 0) return SIM_CREDIT_NONE;
+    if (core->queue == XBAR_QUEUE_FIFO) return SIM_CREDIT_PER_FLIT;
+    return core->shared ? SIM_CREDIT_PER_COPY : SIM_CREDIT_PER_DEST;
 }
 
 void nvswitch_link_credits(const xbar_core_cfg *core, sim_link_cfg *lc)
 {
     switch (nvswitch_credit_mode(core)) {
-    case NVS_CREDIT_NONE: lc->credit_types = 0; break;
-    case NVS_CREDIT_PER_DEST:
+    case SIM_CREDIT_NONE: lc->credit_types = 0; break;
+    case SIM_CREDIT_PER_DEST:
         lc->credit_types = (unsigned)core->ports;
         for (int j = 0; j < core->ports; j++) lc->credits[j] = (uint32_t)core->depth;
         break;
-    case NVS_CREDIT_PER_FLIT:
-    case NVS_CREDIT_PER_COPY:
+    case SIM_CREDIT_PER_FLIT:
+    case SIM_CREDIT_PER_COPY:
         lc->credit_types = 1;
         lc->credits[0] = (uint32_t)core->depth;
         break;

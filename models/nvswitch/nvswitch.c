@@ -71,7 +71,7 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
         }
     }
     s->runs = cfg->model == NVS_MODEL_TL && s->tl && !trace && !cfg->per_flit; /* runs are the fast core's */
-    s->packets = s->runs && cfg->saf && s->credit_mode == NVS_CREDIT_PER_DEST;
+    s->packets = s->runs && cfg->saf && s->credit_mode == SIM_CREDIT_PER_DEST;
     s->pair = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->pair);
     if (!s->pair) sim_fatal("out of memory");
     for (int i = 0; i < s->n; i++) {
@@ -195,16 +195,16 @@ static void hold_slots(nvswitch *s, nvs_port *p, uint64_t dest_mask, uint32_t fl
 {
     nvs_pair *pool = nvs_pair_at(s, p->idx, 0);
     switch (s->credit_mode) {
-    case NVS_CREDIT_NONE: break;
-    case NVS_CREDIT_PER_DEST:
+    case SIM_CREDIT_NONE: break;
+    case SIM_CREDIT_PER_DEST:
         for (uint64_t d = dest_mask; d; d &= d - 1) {
             const int j = __builtin_ctzll(d);
             pool[j].held += flits;
             if (s->packets && !pool[j].armed) arm_pool(s, p->idx, j, &pool[j], (uint32_t)s->cfg.credit_batch);
         }
         break;
-    case NVS_CREDIT_PER_FLIT: pool[0].held += flits; break;
-    case NVS_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(dest_mask); break;
+    case SIM_CREDIT_PER_FLIT: pool[0].held += flits; break;
+    case SIM_CREDIT_PER_COPY: pool[0].held += flits * (uint32_t)__builtin_popcountll(dest_mask); break;
     }
 }
 
@@ -280,8 +280,8 @@ static void return_credits(nvswitch *s, const xbar_out *o)
     uint64_t freed = (uint64_t)__builtin_popcountll(o->credit);
     for (int i = 0; extra_any && i < n; i++) freed += (uint64_t)__builtin_popcountll(o->credit_extra[i]);
     s->slots_held -= freed;
-    if (s->credit_mode == NVS_CREDIT_NONE) return;
-    const bool voq_pools = s->credit_mode == NVS_CREDIT_PER_DEST;
+    if (s->credit_mode == SIM_CREDIT_NONE) return;
+    const bool voq_pools = s->credit_mode == SIM_CREDIT_PER_DEST;
     const uint32_t batch = (uint32_t)s->cfg.credit_batch;
     for (uint64_t m = o->credit; m; m &= m - 1) {
         int i = __builtin_ctzll(m);

@@ -44,14 +44,6 @@ typedef struct nvswitch_cfg {
     const sim_groups *groups; /* the system's multicast groups (NULL: unicast only) */
 } nvswitch_cfg;
 
-/* How the switch's input buffer counts space: the credit pools its ingress
- * links need (nvswitch_link_credits), and how an upstream spends them. */
-typedef enum nvs_credit_mode {
-    NVS_CREDIT_NONE = 0,        /* unbounded buffers: no flow control */
-    NVS_CREDIT_PER_DEST,        /* one pool per VOQ: a flit spends one of every destination's pool */
-    NVS_CREDIT_PER_FLIT,        /* one pool per input (FIFO): a flit spends one */
-    NVS_CREDIT_PER_COPY,        /* one shared pool per input (shared VOQ buffer): one per copy */
-} nvs_credit_mode;
 
 #define NVS_MAX_FLITS 255       /* flits of one packet (the flit word's 8-bit fields) */
 
@@ -130,7 +122,7 @@ typedef struct nvswitch {
     sim_kernel *k;
     nvswitch_cfg cfg;
     int n;
-    nvs_credit_mode credit_mode;
+    sim_credit_use credit_mode;
     /* packets inside (arrived, copies still to send): per slot the packet
      * (8 bytes: the egress reads one per packet), a stack of free slots, and
      * for multicast packets mc[slot]; the switch's own packets (multicast
@@ -186,7 +178,7 @@ typedef struct nvswitch {
 } nvswitch;
 
 /* The input buffer's organisation for this switch configuration. */
-nvs_credit_mode nvswitch_credit_mode(const xbar_core_cfg *core);
+sim_credit_use nvswitch_credit_mode(const xbar_core_cfg *core);
 /* The credit pools (credit_types, credits[]) of a link into one of its ports. */
 void nvswitch_link_credits(const xbar_core_cfg *core, sim_link_cfg *lc);
 

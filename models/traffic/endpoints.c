@@ -109,7 +109,7 @@ static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
     (void)credits;
     tep_port *p = ctx;
     tep *e = p->owner;
-    p->stuck_mask &= e->cfg.credit_mode == TEP_CREDIT_PER_DEST ? ~(1ULL << type) : 0;
+    p->stuck_mask &= e->cfg.credit_mode == SIM_CREDIT_PER_DEST ? ~(1ULL << type) : 0;
     if (e->blocked_mask >> p->idx & 1) wake(e, p->idx);
 }
 
@@ -254,10 +254,10 @@ static sim_pkt *head_record(tep *e, tep_port *p, tep_qent *q)
 static bool credits_ok(const tep *e, const sim_link *l, uint64_t mask, uint32_t n)
 {
     switch (e->cfg.credit_mode) {
-    case TEP_CREDIT_NONE: return true;
-    case TEP_CREDIT_PER_FLIT: return sim_link_can_send(l, 0, n);
-    case TEP_CREDIT_PER_COPY: return sim_link_can_send(l, 0, n * (uint32_t)__builtin_popcountll(mask));
-    case TEP_CREDIT_PER_DEST:
+    case SIM_CREDIT_NONE: return true;
+    case SIM_CREDIT_PER_FLIT: return sim_link_can_send(l, 0, n);
+    case SIM_CREDIT_PER_COPY: return sim_link_can_send(l, 0, n * (uint32_t)__builtin_popcountll(mask));
+    case SIM_CREDIT_PER_DEST:
         for (uint64_t d = mask; d; d &= d - 1)
             if (!sim_link_can_send(l, (unsigned)__builtin_ctzll(d), n)) return false;
         return true;
@@ -284,10 +284,10 @@ static void send_spending(tep *e, sim_link *l, uint64_t mask, uint32_t n, void *
 {
     bool ok = true;
     switch (e->cfg.credit_mode) {
-    case TEP_CREDIT_NONE: ok = try_send(l, msg, bytes, 0, 0, part); break;
-    case TEP_CREDIT_PER_FLIT: ok = try_send(l, msg, bytes, 0, n, part); break;
-    case TEP_CREDIT_PER_COPY: ok = try_send(l, msg, bytes, 0, n * dest_count(mask), part); break;
-    case TEP_CREDIT_PER_DEST: {
+    case SIM_CREDIT_NONE: ok = try_send(l, msg, bytes, 0, 0, part); break;
+    case SIM_CREDIT_PER_FLIT: ok = try_send(l, msg, bytes, 0, n, part); break;
+    case SIM_CREDIT_PER_COPY: ok = try_send(l, msg, bytes, 0, n * dest_count(mask), part); break;
+    case SIM_CREDIT_PER_DEST: {
         uint64_t m = mask;
         ok = try_send(l, msg, bytes, (unsigned)__builtin_ctzll(m), n, part);
         /* a multicast flit takes a slot in every destination's VOQ: the other
@@ -338,8 +338,8 @@ static int pick_queue(tep *e, tep_port *p, unsigned need_flits_saf, uint64_t cyc
             uint32_t need = held ? head_need(e, p, (unsigned)qi) : e->cfg.saf ? (uint32_t)e->cfg.pkt_flits : 1;
             bool ok;
             switch (e->cfg.credit_mode) {
-            case TEP_CREDIT_NONE: ok = true; break;
-            case TEP_CREDIT_PER_DEST: ok = sim_link_can_send(p->tx, (unsigned)qi, need); break;
+            case SIM_CREDIT_NONE: ok = true; break;
+            case SIM_CREDIT_PER_DEST: ok = sim_link_can_send(p->tx, (unsigned)qi, need); break;
             default: ok = sim_link_can_send(p->tx, 0, need); break;
             }
             if (ok && (held || fill_queue(e, p, qi, cycle))) return qi;

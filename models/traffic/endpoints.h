@@ -25,14 +25,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* How a source spends the credit pools of its link: the organisation of
- * the buffer at the link's other end (whoever builds the network says). */
-typedef enum tep_credit_mode {
-    TEP_CREDIT_NONE = 0,        /* unbounded buffers: no flow control */
-    TEP_CREDIT_PER_DEST,        /* one pool per VOQ: a flit spends one of every destination's pool */
-    TEP_CREDIT_PER_FLIT,        /* one pool per input (FIFO): a flit spends one */
-    TEP_CREDIT_PER_COPY,        /* one shared pool per input (shared VOQ buffer): one per copy */
-} tep_credit_mode;
 
 typedef struct tep_cfg {
     int ports;
@@ -40,7 +32,7 @@ typedef struct tep_cfg {
     sim_time_ps period_ps;      /* one flit time on the link = the switch clock period */
     bool saf;                   /* links carry whole packets (store-and-forward) instead of flits */
     bool src_voq;               /* per-destination source queues (the switch has VOQs) */
-    tep_credit_mode credit_mode;
+    sim_credit_use credit_mode;
     sim_groups *groups;         /* multicast messages' groups are added here (NULL: unicast only) */
     /* Bernoulli sources */
     uint64_t bernoulli_mask;    /* ports that inject */

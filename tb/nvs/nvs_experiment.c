@@ -55,18 +55,6 @@ typedef struct nvs_net {
 
 static void label_msg(const void *msg, char *buf, size_t n) { sim_pkt_label(msg, buf, n); }
 
-/* The endpoints spend their links' credits the way the switch counts them. */
-static tep_credit_mode endpoint_credit_mode(nvs_credit_mode m)
-{
-    switch (m) {
-    case NVS_CREDIT_NONE: return TEP_CREDIT_NONE;
-    case NVS_CREDIT_PER_DEST: return TEP_CREDIT_PER_DEST;
-    case NVS_CREDIT_PER_FLIT: return TEP_CREDIT_PER_FLIT;
-    case NVS_CREDIT_PER_COPY: return TEP_CREDIT_PER_COPY;
-    }
-    sim_fatal("nvs_experiment: credit mode %d", (int)m);
-}
-
 static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const tep_cfg *ecfg_in, sim_trace *tr,
                      char *why, size_t why_n)
 {
@@ -90,7 +78,7 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     ecfg.flit_bytes = cfg->flit_bytes;
     ecfg.period_ps = swc.period_ps;
     ecfg.saf = swc.saf;
-    ecfg.credit_mode = endpoint_credit_mode(nvswitch_credit_mode(&swc.core));
+    ecfg.credit_mode = nvswitch_credit_mode(&swc.core);   /* the endpoints spend credits the way the switch counts them */
     ecfg.src_voq = swc.core.queue == XBAR_QUEUE_VOQ;
     ecfg.groups = net->groups;
     net->ep = tep_new(k, net->clk, &ecfg);
