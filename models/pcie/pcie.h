@@ -12,7 +12,7 @@
  * pcie_dll.h holds the DLL/FC state machines; pcie_port.h one port (TL queues,
  * transmit arbiter, replay buffer, timers, receive buffers, error injection),
  * a component that meets its partner only through its two links, in
- * pcie_port.c, pcie_pool.c, pcie_fc.c, pcie_rx.c, pcie_tx.c and pcie_flit.c;
+ * pcie_port.c, pcie_label.c, pcie_fc.c, pcie_rx.c, pcie_tx.c and pcie_flit.c;
  * pcie_sys.c the requester, the completer and the two-port system. */
 #ifndef PCIE_H
 #define PCIE_H

@@ -1,6 +1,6 @@
 /* One PCIe port: setup, the transaction layer's submit, the timers (AckNak
  * latency, UpdateFC coalescing and 30 us refresh, REPLAY_TIMER) and teardown.
- * The rest of the port is in pcie_pool.c (packets), pcie_fc.c (flow
+ * The rest of the port is in pcie_label.c (wave labels), pcie_fc.c (flow
  * control), pcie_rx.c (receive), pcie_tx.c (transmit, data link layer) and
  * pcie_flit.c (Gen6 Flit Mode); pcie_port_impl.h joins them.
  *
@@ -128,7 +128,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_po
     p->cfg = *cfg;
     pcie_phy_init(&p->phy, cfg->gen, cfg->lanes, cfg->mps, cfg->wire_ps);
     const pcie_phy *phy = &p->phy;
-    pcie_pool_init(&p->pool);
+    sim_pkt_pool_init_ext(&p->pool, name, pcie_pkt_ext_bytes(phy->flit_mode));
     p->dir = dir;
     p->tx = tx;
     p->rx = rx;
@@ -235,6 +235,14 @@ void pcie_port_free(pcie_port *p)
     free(p->replay);
     free(p->replay_flits);
     free(p->rxb);
-    pcie_pool_free(&p->pool);     /* with the packets it sent that are still on the wire */
+    sim_pkt_pool_free(&p->pool);  /* every packet is back: the links' were given back first */
 }
+
+static void give_back(void *msg, void *ctx)
+{
+    (void)ctx;
+    sim_pkt_free(msg);
+}
+
+void pcie_port_give_back_in_flight(sim_link *l) { sim_link_for_each_in_flight(l, give_back, NULL); }
 

@@ -8,6 +8,7 @@
 #define PCIE_PORT_H
 
 #include "models/pcie/pcie.h"
+#include "sim/packet.h"
 
 enum pcie_pkt_kind {
     PCIE_PKT_TLP = 0, PCIE_PKT_ACK, PCIE_PKT_NAK, PCIE_PKT_UPDATEFC, PCIE_PKT_INITFC1, PCIE_PKT_INITFC2,
@@ -33,30 +34,33 @@ typedef struct pcie_flit {
     pcie_tlp tlps[PCIE_FLIT_MAX_TLPS];
 } pcie_flit;
 
+/* What a PCIe packet on the wire says: the extension (sim_pkt_ext) of the
+ * sim_pkt that carries it. Every message a port sends is a sim_pkt from its
+ * own pool (wire_bytes: what it costs on the wire; payload_bytes: TLP data);
+ * only the partner port reads this part (sim/packet.h's extension rule), and
+ * returns the packet with sim_pkt_free. Flit Mode pools carry the whole
+ * record; Non-Flit pools stop before flit (pcie_pkt_ext_bytes). */
 typedef struct pcie_pkt {
-    struct pcie_pkt *next_free;
     uint8_t kind;                 /* enum pcie_pkt_kind */
     uint8_t fc_class;
     uint8_t corrupted;            /* LCRC/CRC/FEC failure on the wire */
     uint8_t replayed;
     uint16_t seq;                 /* TLP sequence number or AckNak_Seq_Num */
+    uint8_t has_flit;             /* flit: carries TLP content (a payload flit, not an idle one) */
     uint32_t hdr_fc, data_fc;     /* UpdateFC / InitFC fields */
-    uint32_t bytes;
     sim_time_ps until_ps;         /* TS: end of Recovery */
-    struct pcie_pool *pool;       /* the sender's: where the receiver returns it (pkt_free) */
     pcie_tlp tlp;                 /* TLP: its own copy (the receiver never reads the sender's replay buffer) */
     pcie_flit_dlp dlp;            /* flit */
-    pcie_flit *flit;              /* flit: TLP content (pool-owned copy) */
+    pcie_flit flit;               /* flit with has_flit: its TLP content (a copy); last, Flit Mode only */
 } pcie_pkt;
 
-/* A port's packet pool: packets it sends come from it; the receiver returns
- * each to the pool it came from when done (sim/packet.h's ownership rule). */
-typedef struct pcie_pool {
-    pcie_pkt *free_pkts;
-    pcie_flit **free_flits; size_t n_free_flits, cap_free_flits, total_flits;
-    void **blocks; size_t n_blocks, cap_blocks;
-    uint64_t live;
-} pcie_pool;
+/* The extension a port's pool gives each packet: without the flit in Non-Flit Mode. */
+static inline uint32_t pcie_pkt_ext_bytes(bool flit_mode)
+{
+    return flit_mode ? (uint32_t)sizeof(pcie_pkt) : (uint32_t)offsetof(pcie_pkt, flit);
+}
+static inline pcie_pkt *pcie_pkt_of(sim_pkt *m) { return sim_pkt_ext(m); }
+static inline const pcie_pkt *pcie_pkt_of_const(const sim_pkt *m) { return sim_pkt_ext_const(m); }
 
 /* A growable FIFO of TLPs with the age (enqueue order) used by the ordering rules. */
 typedef struct pcie_tlpq {
@@ -108,7 +112,7 @@ struct pcie_port {
     sim_kernel *k;
     pcie_port_cfg cfg;
     pcie_phy phy;                 /* its own physical-layer record */
-    pcie_pool pool;               /* what it sends comes from here */
+    sim_pkt_pool pool;            /* what it sends comes from here (extension: pcie_pkt) */
     const char *name;
     unsigned dir;                 /* direction this port transmits */
     sim_link *tx, *rx;
@@ -219,14 +223,15 @@ struct pcie_port {
         tv_acknak_rx, tv_acknak_tx, tv_replay_num, tv_recovery, tv_rxbuf, tv_stall;
 };
 
-void pcie_pool_init(pcie_pool *pool);
-void pcie_pool_free(pcie_pool *pool);
-
 /* dir: the direction it transmits (= its side; stats, random stream). */
 void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_port_cfg *cfg, unsigned dir,
                     sim_link *tx, sim_link *rx, uint64_t seed, sim_trace *tr);
 void pcie_port_set_app(pcie_port *p, const pcie_port_app *app);
+/* Its pool must have every packet back: the packets still on its tx link are
+ * given back first (pcie_port_give_back_in_flight, for both links). */
 void pcie_port_free(pcie_port *p);
+/* Teardown: every packet on link l goes back to its pool (its sender's). */
+void pcie_port_give_back_in_flight(sim_link *l);
 /* The TL hands a TLP to the port (it fills serial itself). */
 void pcie_port_submit(pcie_port *p, pcie_tlp *t);
 static inline size_t pcie_port_queued(const pcie_port *p, unsigned cls) { return p->q[cls].len; }

@@ -1,4 +1,4 @@
-/* Internal to the files of one PCIe port (pcie_port.c, pcie_pool.c,
+/* Internal to the files of one PCIe port (pcie_port.c, pcie_label.c,
  * pcie_fc.c, pcie_rx.c, pcie_tx.c, pcie_flit.c): the helpers several of them
  * use on the per-TLP path (inline here), and what each file offers the
  * others. Nothing here reads another port: a port meets its partner only
@@ -16,37 +16,20 @@
 
 extern const char *const pcie_cls_name[PCIE_FC_CLASSES];
 
-/* ---- pool (pcie_pool.c) ---------------------------------------------------- */
-void pcie_pool_grow(pcie_pool *pool);
-pcie_flit *pcie_flit_alloc(pcie_pool *pool);
-
-HOT_INLINE pcie_pkt *pkt_alloc(pcie_pool *pool)
+/* ---- packets ---------------------------------------------------------------- */
+/* A packet from the port's own pool: *m is the sim_pkt the link carries, the
+ * result its extension (fields the sender always sets are left as they were). */
+HOT_INLINE pcie_pkt *pkt_alloc(pcie_port *p, sim_pkt **m, uint8_t kind, uint32_t wire_bytes)
 {
-    if (!pool->free_pkts) pcie_pool_grow(pool);
-    pcie_pkt *p = pool->free_pkts;
-    pool->free_pkts = p->next_free;
-    p->next_free = NULL;
-    p->corrupted = 0;
-    p->replayed = 0;
-    p->flit = NULL;
-    p->pool = pool;
-    pool->live++;
-    return p;
-}
-
-/* The receiver is done with a packet: it goes back to the pool it came from
- * (the sender's), as sim/packet.h's rule for sim_pkt says. */
-static inline void pkt_free(pcie_pkt *p)
-{
-    pcie_pool *pool = p->pool;
-    if (p->flit) {
-        if (pool->n_free_flits >= pool->cap_free_flits) sim_fatal("pcie: flit pool free list overflow");
-        pool->free_flits[pool->n_free_flits++] = p->flit;
-    }
-    p->flit = NULL;
-    p->next_free = pool->free_pkts;
-    pool->free_pkts = p;
-    pool->live--;
+    sim_pkt *s = sim_pkt_alloc(&p->pool);
+    s->wire_bytes = wire_bytes;
+    pcie_pkt *k = pcie_pkt_of(s);
+    k->kind = kind;
+    k->corrupted = 0;
+    k->replayed = 0;
+    k->has_flit = 0;
+    *m = s;
+    return k;
 }
 
 /* ---- TLP queues ---------------------------------------------------------------- */

@@ -179,7 +179,7 @@ bool pcie_rx_deferrable(void *ctx, sim_link *l, const void *msg)
 {
     (void)l;
     pcie_port *p = ctx;
-    const pcie_pkt *k = msg;
+    const pcie_pkt *k = pcie_pkt_of_const(msg);
     if (k->kind != PCIE_PKT_TLP || k->tlp.fc_class != PCIE_FC_P) return false;
     if (!p->rejudging) {   /* posted credits on the wire towards this port */
         p->defer_wire_hdr += 1;
@@ -292,7 +292,8 @@ void pcie_port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
     (void)bytes;
     pcie_port *p = ctx;
-    pcie_pkt *k = msg;
+    sim_pkt *m = msg;             /* from the partner's pool; its extension says what it is */
+    pcie_pkt *k = pcie_pkt_of(m);
     sim_time_ps arrival = sim_link_arrival_ps(l);    /* earlier than now when it was deferred */
     depart_until(p, arrival);
     if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && k->tlp.fc_class == PCIE_FC_P) {
@@ -326,6 +327,6 @@ void pcie_port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     default: sim_fatal("pcie %s: unknown packet kind %u", p->name, k->kind);
     }
     p->rx_now = 0;
-    pkt_free(k);                  /* back to the sender's pool */
+    sim_pkt_free(m);              /* back to the sender's pool */
     if (!p->settling) pcie_rx_arm(p);   /* a deferred arrival: the activation taking it arms at its end */
 }

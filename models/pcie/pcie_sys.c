@@ -509,7 +509,9 @@ int pcie_sys_check_credits(pcie_sys *s, char *why, size_t n)
 void pcie_sys_free(pcie_sys *s)
 {
     if (!s) return;
-    /* packets still on the wire go with their sender's pool */
+    /* packets still on the wire go back to their sender's pool first: each pool is freed strictly */
+    pcie_port_give_back_in_flight(s->down);
+    pcie_port_give_back_in_flight(s->up);
     pcie_port_free(&s->req);
     pcie_port_free(&s->cpl);
     sim_link_free(s->down);
