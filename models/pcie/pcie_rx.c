@@ -48,7 +48,7 @@ HOT_INLINE void fc_released(pcie_port *p, unsigned cls)
         p->fc_deadline[cls] = SIM_TIME_MAX;
         kick(p);
     } else if (p->fc_deadline[cls] == SIM_TIME_MAX) {
-        p->fc_deadline[cls] = pcie_port_rx_now(p) + p->phy.ack_limit_ps;
+        p->fc_deadline[cls] = rx_now_of(p) + p->phy.ack_limit_ps;
         timer_arm(p, p->fc_deadline[cls]);
     }
 }
@@ -66,7 +66,7 @@ HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
     }
     pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
     pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], t->data_credits);
-    sim_time_ps now = pcie_port_rx_now(p);
+    sim_time_ps now = rx_now_of(p);
     uint32_t pay = pcie_tlp_payload(t);
     pcie_dir_stats *s = &p->st_rx;
     if (pay) {
@@ -215,7 +215,7 @@ HOT_INLINE void rx_accept(pcie_port *p, const pcie_tlp *t)
     ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_data_type(cls)], t->data_credits) && ok;
     if (!ok) sim_fatal("pcie %s: receive buffer overflow: a %s TLP arrived beyond the advertised credits", p->name,
                        pcie_cls_name[cls]);
-    sim_time_ps now = pcie_port_rx_now(p);
+    sim_time_ps now = rx_now_of(p);
     if (p->cfg.rx_ps == 0) {
         rx_deliver(p, t);
         return;
