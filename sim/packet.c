@@ -7,9 +7,14 @@
 
 #define SIM_PKT_CHUNK 1024
 
-void sim_pkt_pool_init(sim_pkt_pool *p, const char *owner)
+void sim_pkt_pool_init(sim_pkt_pool *p, const char *owner) { sim_pkt_pool_init_ext(p, owner, 0); }
+
+void sim_pkt_pool_init_ext(sim_pkt_pool *p, const char *owner, uint32_t ext_bytes)
 {
-    *p = (sim_pkt_pool){ .owner = owner ? owner : "?" };
+    size_t rec = ext_bytes ? SIM_PKT_EXT_OFFSET + ext_bytes : sizeof(sim_pkt);
+    rec = (rec + SIM_PKT_EXT_ALIGN - 1) / SIM_PKT_EXT_ALIGN * SIM_PKT_EXT_ALIGN;
+    if (rec > UINT32_MAX) sim_fatal("packet pool of %s: extension of %u bytes is too large", owner ? owner : "?", ext_bytes);
+    *p = (sim_pkt_pool){ .owner = owner ? owner : "?", .ext_bytes = ext_bytes, .stride = (uint32_t)rec };
 }
 
 void sim_pkt_pool_grow(sim_pkt_pool *p)
@@ -19,16 +24,20 @@ void sim_pkt_pool_grow(sim_pkt_pool *p)
         p->chunks = realloc(p->chunks, p->cap_chunks * sizeof *p->chunks);
         if (!p->chunks) sim_fatal("out of memory");
     }
-    /* Line-aligned: a 96-byte packet then spans two cache lines, not three. */
-    sim_pkt *c = aligned_alloc(64, SIM_PKT_CHUNK * sizeof *c);
+    if (!p->stride) p->stride = sizeof(sim_pkt);   /* a zeroed pool: no extension */
+    /* Line-aligned chunks: a 96-byte packet then spans two cache lines, not
+     * three; records of stride bytes (a multiple of 16) stay 16-aligned. */
+    size_t chunk_bytes = ((size_t)SIM_PKT_CHUNK * p->stride + 63) & ~(size_t)63;
+    unsigned char *c = aligned_alloc(64, chunk_bytes);
     if (!c) sim_fatal("out of memory");
-    memset(c, 0, SIM_PKT_CHUNK * sizeof *c);
+    memset(c, 0, chunk_bytes);
     p->chunks[p->n_chunks++] = c;
     /* Pushed in reverse, so the first allocations come in address order. */
     for (size_t i = SIM_PKT_CHUNK; i-- > 0;) {
-        c[i].pool = p;
-        c[i].next_free = p->free_list;
-        p->free_list = &c[i];
+        sim_pkt *r = (sim_pkt *)(void *)(c + i * p->stride);
+        r->pool = p;
+        r->next_free = p->free_list;
+        p->free_list = r;
     }
 }
 
@@ -36,7 +45,7 @@ static void pool_release(sim_pkt_pool *p)
 {
     for (uint32_t i = 0; i < p->n_chunks; i++) free(p->chunks[i]);
     free(p->chunks);
-    *p = (sim_pkt_pool){ .owner = p->owner };
+    *p = (sim_pkt_pool){ .owner = p->owner, .ext_bytes = p->ext_bytes, .stride = p->stride };
 }
 
 void sim_pkt_pool_free(sim_pkt_pool *p)
@@ -52,6 +61,10 @@ void sim_pkt_pool_leak_ok(sim_pkt_pool *p) { pool_release(p); }
 
 sim_pkt *sim_pkt_clone(sim_pkt_pool *p, const sim_pkt *k)
 {
+    uint32_t ext = k->pool->ext_bytes;
+    if (ext > p->ext_bytes)
+        sim_fatal("packet of %s (extension %u bytes) cloned into the pool of %s (extension %u bytes)", k->pool->owner, ext,
+                  p->owner, p->ext_bytes);
     sim_pkt *c = sim_pkt_alloc(p);
     sim_pkt_pool *own = c->pool;
     uint64_t id = c->id;
@@ -59,6 +72,7 @@ sim_pkt *sim_pkt_clone(sim_pkt_pool *p, const sim_pkt *k)
     c->pool = own;
     c->id = id;
     c->next_free = NULL;
+    if (ext) memcpy(sim_pkt_ext(c), sim_pkt_ext_const(k), ext);
     return c;
 }
 

@@ -10,6 +10,17 @@
  * A switch forwards the same packet; a multicast copy is a new packet from the
  * copying component's own pool (sim_pkt_clone).
  *
+ * Extension area: a pool made with sim_pkt_pool_init_ext gives every packet
+ * ext_bytes of its own after the common fields (sim_pkt_ext), for the owning
+ * model's protocol state (a PCIe TLP with its sequence number, a DLLP's
+ * credit fields, a flit). Who may read it: the model that made the packet and
+ * its own kind on the other end of a link (the same model's protocol peer,
+ * e.g. the PCIe port a PCIe port sends to), never other models: a switch or
+ * a sink of another model sees only the common fields, and everything that
+ * counts (wire_bytes, payload_bytes, flow, seq) must be true there without the
+ * extension. sim_pkt_alloc does not clear it (the model fills what it uses);
+ * sim_pkt_clone copies it; sim_pkt_free needs nothing of it.
+ *
  * On a link a packet travels whole (bytes = wire_bytes) or in parts (flits,
  * bursts): sim_link_send_part carries the part's index beside the pointer,
  * and the receiver reads it with sim_link_part (sim/link.h). */
@@ -52,14 +63,23 @@ typedef struct sim_pkt {
 /* A pool of packets for one component: chunks of stable records, a free list,
  * nothing allocated per packet in steady state. live counts packets out. */
 struct sim_pkt_pool {
-    sim_pkt **chunks;
+    unsigned char **chunks;
     uint32_t n_chunks, cap_chunks;
     sim_pkt *free_list;
     uint64_t live, allocated_total, next_id;
     const char *owner;         /* for messages: the component's name */
+    uint32_t ext_bytes;        /* extension area of each packet (0: none) */
+    uint32_t stride;           /* bytes per record: sim_pkt, then the extension, aligned */
 };
 
+/* The extension starts here in every record, aligned for any type. */
+#define SIM_PKT_EXT_ALIGN 16u
+#define SIM_PKT_EXT_OFFSET ((sizeof(sim_pkt) + SIM_PKT_EXT_ALIGN - 1) / SIM_PKT_EXT_ALIGN * SIM_PKT_EXT_ALIGN)
+
 void sim_pkt_pool_init(sim_pkt_pool *p, const char *owner);
+/* A pool whose packets each carry ext_bytes for the owning model (see the
+ * extension rule above). */
+void sim_pkt_pool_init_ext(sim_pkt_pool *p, const char *owner, uint32_t ext_bytes);
 /* Aborts (a bug) when packets are still out: every packet goes back to its
  * pool before any pool is freed, after a failed check too (sim_fabric_free's
  * order: what components hold and links carry first, then the components). */
@@ -89,7 +109,14 @@ static inline void sim_pkt_free(sim_pkt *k)
     p->free_list = k;
     p->live--;
 }
-/* A copy of k (every field but pool, id and next_free) from pool p. */
+/* The owning model's extension of k (only for a packet of a pool with one:
+ * k->pool->ext_bytes of them; see the rule above on who may read it). */
+static inline void *sim_pkt_ext(sim_pkt *k) { return (unsigned char *)k + SIM_PKT_EXT_OFFSET; }
+static inline const void *sim_pkt_ext_const(const sim_pkt *k) { return (const unsigned char *)k + SIM_PKT_EXT_OFFSET; }
+static inline uint32_t sim_pkt_ext_bytes(const sim_pkt *k) { return k->pool->ext_bytes; }
+/* A copy of k (every field but pool, id and next_free, and k's extension)
+ * from pool p; p's extension must be at least as large as k's (else a bug:
+ * aborts), any more of it is left as it was. */
 sim_pkt *sim_pkt_clone(sim_pkt_pool *p, const sim_pkt *k);
 
 /* Multicast groups of a system: id -> member endpoint addresses. Built with

@@ -4,7 +4,8 @@
  * band for every generation and width, Flit Mode FEC, the lookahead giving
  * the same results as one TLP per wake, each link partner advertising its
  * own credits (and being checked per port), each port's packet pool
- * conserved mid-run, and bad configurations. */
+ * conserved mid-run, freeing a system with packets on the wire, the port
+ * API embedded on two links, and bad configurations. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "models/pcie/pcie_port.h"
 #include "tb/pcie_common.h"
 #include "check_simrun.h"
 
@@ -405,6 +407,105 @@ START_TEST(test_pools_conserved_mid_run)
 }
 END_TEST
 
+/* Every message on the wire is a sim_pkt from its sender's pool, and each
+ * pool is freed strictly (a packet not back aborts): freeing a system in the
+ * middle of a run, with TLPs, DLLPs and flits on both wires (a 20 ns wire
+ * carries several at any time while streaming), gives back what the links
+ * carry first. Non-Flit with deferred arrivals, Flit Mode, and bit errors. */
+START_TEST(test_free_mid_run)
+{
+    pcie_cfg cfgs[3] = { base_cfg(5, 16), base_cfg(6, 16), base_cfg(4, 8) };
+    cfgs[0].rx_ps = SIM_NS(5);
+    cfgs[1].op = PCIE_OP_RDWR;
+    cfgs[2].op = PCIE_OP_RDWR;
+    cfgs[2].err[PCIE_DOWN].ber = cfgs[2].err[PCIE_UP].ber = 1e-6;
+    for (int i = 0; i < 3; i++)
+        for (sim_time_ps stop = SIM_NS(900); stop < SIM_NS(3000); stop += SIM_NS(211)) {
+            sim_kernel *k = sim_kernel_new();
+            pcie_sys *s = pcie_sys_new(k, &cfgs[i], 3, NULL);
+            ck_assert_msg(!pcie_sys_run(s, stop), "config %d ended before %" PRIu64 " ps", i, stop);
+            pcie_sys_free(s);
+            sim_kernel_free(k);
+        }
+}
+END_TEST
+
+/* The public port API as a component embeds it (pcie_port.h): two ports on
+ * two links, each with its own cfg; one side submits MWr TLPs, the other
+ * counts what app.deliver hands it. pcie_port_check fails mid-run when asked
+ * for a drained port (TLPs still in the replay buffer) and passes at the end,
+ * with every TLP delivered once and the credits the TLPs took released. */
+typedef struct embed_sink { uint64_t delivered, bytes, next_serial; bool in_order; } embed_sink;
+static void embed_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
+{
+    (void)p;
+    embed_sink *e = ctx;
+    if (t->serial != e->next_serial) e->in_order = false;
+    e->next_serial = t->serial + 1;
+    e->delivered++;
+    e->bytes += t->len;
+}
+static void embed_refill(void *ctx, pcie_port *p, unsigned cls) { (void)ctx; (void)p; (void)cls; }
+
+START_TEST(test_port_api_embedded)
+{
+    for (unsigned gen = 5; gen <= 6; gen++) {
+        sim_kernel *k = sim_kernel_new();
+        pcie_port_cfg pc = { .gen = gen, .lanes = 16, .mps = 256, .fc_scale = 1, .wire_ps = SIM_NS(20),
+                             .rx_ps = SIM_NS(1), .retrain_ps = SIM_US(2) };
+        pc.adv[PCIE_FC_PH] = 32;
+        pc.adv[PCIE_FC_PD] = 512;
+        pc.adv[PCIE_FC_NPH] = pc.adv[PCIE_FC_NPD] = 64;
+        pc.link_error_free = true;
+        pcie_phy phy;
+        pcie_phy_init(&phy, gen, 16, 256, pc.wire_ps);
+        sim_link_cfg lc = { .latency_ps = pc.wire_ps, .bandwidth_GBps = phy.raw_GBps,
+                            .credit_latency_ps = SIM_LINK_SAME_LATENCY };
+        lc.name = "a2b";
+        sim_link *ab = sim_link_new(k, &lc);
+        lc.name = "b2a";
+        sim_link *ba = sim_link_new(k, &lc);
+        pcie_port_cfg pb = pc;
+        pb.adv[PCIE_FC_PH] = 64;           /* each end advertises its own */
+        pcie_port *a = pcie_port_new(k, "a", &pc, PCIE_DOWN, ab, ba, 1, NULL);
+        pcie_port *b = pcie_port_new(k, "b", &pb, PCIE_UP, ba, ab, 1, NULL);
+        embed_sink sa = { .in_order = true }, sb = { .in_order = true };
+        pcie_port_set_app(a, &(pcie_port_app){ &sa, embed_deliver, embed_refill, NULL, NULL });
+        pcie_port_set_app(b, &(pcie_port_app){ &sb, embed_deliver, embed_refill, NULL, NULL });
+        enum { N = 400 };
+        for (unsigned i = 0; i < N; i++) {
+            pcie_tlp t = { .type = PCIE_TLP_MWR, .addr = 0x100000000ull + 256ull * i, .len = 256, .hdr_bytes = 16 };
+            pcie_port_submit(a, &t);
+        }
+        char why[256];
+        sim_run(k, SIM_NS(600));
+        ck_assert_msg(pcie_port_check(a, false, why, sizeof why) == 0, "gen%u mid-run: %s", gen, why);
+        ck_assert_msg(pcie_port_replay_occupancy(a) > 0, "gen%u: nothing in flight mid-run", gen);
+        ck_assert_msg(pcie_port_check(a, true, why, sizeof why) != 0, "gen%u: a busy port passed as drained", gen);
+        sim_run(k, SIM_US(100));
+        ck_assert_uint_eq(sb.delivered, N);
+        ck_assert_uint_eq(sb.bytes, 256u * N);
+        ck_assert(sb.in_order);
+        ck_assert_uint_eq(sa.delivered, 0);
+        ck_assert_msg(pcie_port_check(a, true, why, sizeof why) == 0, "gen%u a: %s", gen, why);
+        ck_assert_msg(pcie_port_check(b, true, why, sizeof why) == 0, "gen%u b: %s", gen, why);
+        pcie_port_counters ca, cb;
+        pcie_port_get_counters(a, &ca);
+        pcie_port_get_counters(b, &cb);
+        ck_assert_uint_eq(ca.tl_sent, N);
+        ck_assert_uint_eq(cb.tl_received, N);
+        ck_assert_uint_eq(pcie_port_fc_rx(b, PCIE_FC_PH)->received, N);
+        pcie_port_give_back_in_flight(ab);
+        pcie_port_give_back_in_flight(ba);
+        pcie_port_free(a);
+        pcie_port_free(b);
+        sim_link_free(ab);
+        sim_link_free(ba);
+        sim_kernel_free(k);
+    }
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
     char why[256];
@@ -468,6 +569,8 @@ int main(void)
     tcase_add_test(perf, test_reads_split_and_complete);
     tcase_add_test(perf, test_per_partner_credits);
     tcase_add_test(perf, test_pools_conserved_mid_run);
+    tcase_add_test(perf, test_free_mid_run);
+    tcase_add_test(perf, test_port_api_embedded);
     suite_add_tcase(s, perf);
     TCase *cfg = tcase_create("config");
     tcase_add_test(cfg, test_bad_config);

@@ -9,11 +9,13 @@
  * credit stalls and latency emerge from those messages; nothing in the model
  * computes a throughput.
  *
- * pcie_dll.h holds the DLL/FC state machines; pcie_port.h one port (TL queues,
- * transmit arbiter, replay buffer, timers, receive buffers, error injection),
- * a component that meets its partner only through its two links, in
- * pcie_port.c, pcie_pool.c, pcie_fc.c, pcie_rx.c, pcie_tx.c and pcie_flit.c;
- * pcie_sys.c the requester, the completer and the two-port system. */
+ * pcie_dll.h holds the DLL/FC state machines; pcie_port.h the public API of
+ * one port (TL queues, transmit arbiter, replay buffer, timers, receive
+ * buffers, error injection), a component that meets its partner only through
+ * its two links and that other components embed, one per PCIe link; its
+ * internals are pcie_port_impl.h and pcie_port.c, pcie_label.c, pcie_fc.c,
+ * pcie_rx.c, pcie_tx.c and pcie_flit.c; pcie_sys.c the requester, the
+ * completer and the two-port system, built on pcie_port.h. */
 #ifndef PCIE_H
 #define PCIE_H
 

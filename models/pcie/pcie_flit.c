@@ -70,17 +70,19 @@ static void flit_fill_dlp(pcie_port *p, pcie_pkt *k)
 
 static void send_flit(pcie_port *p, const pcie_flit *f, bool replayed, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(&p->pool);
-    k->kind = PCIE_PKT_FLIT;
-    k->bytes = PCIE_FLIT_BYTES;
+    sim_pkt *m;
+    pcie_pkt *k = pkt_alloc(p, &m, PCIE_PKT_FLIT, PCIE_FLIT_BYTES);
     k->replayed = replayed;
     flit_fill_dlp(p, k);
     pcie_dir_stats *s = &p->st_tx;
     if (f) {
-        pcie_flit *c = pcie_flit_alloc(&p->pool);
-        memcpy(c, f, offsetof(pcie_flit, tlps) + f->n_tlps * sizeof f->tlps[0]);
-        k->flit = c;
+        /* the wire carries its own copy of the flit's TLPs (in the packet's extension) */
+        memcpy(&k->flit, f, offsetof(pcie_flit, tlps) + f->n_tlps * sizeof f->tlps[0]);
+        k->has_flit = 1;
         k->seq = f->seq;
+        uint32_t data = 0;
+        for (unsigned i = 0; i < f->n_tlps; i++) data += pcie_tlp_payload(&f->tlps[i]);
+        m->payload_bytes = data;  /* data of the TLPs that end in this flit */
         if (replayed) {
             s->tlps_replayed += f->n_tlps;
             s->tlp_replay_wire_bytes += PCIE_FLIT_BYTES;
@@ -102,7 +104,7 @@ static void send_flit(pcie_port *p, const pcie_flit *f, bool replayed, sim_time_
     }
     if (f && pcie_in_bad_window(p, now)) k->corrupted = 1;
     if (k->corrupted) s->corrupted++;
-    sim_link_send(p->tx, k, k->bytes);
+    sim_link_send(p->tx, m, m->wire_bytes);
     p->last_tx_end = sim_link_tx_free_ps(p->tx);
     if (f) pcie_replay_timer_start(p, p->last_tx_end);
 }
@@ -190,7 +192,7 @@ bool pcie_tx_one_flit(pcie_port *p, sim_time_ps now)
 void pcie_rx_flit(pcie_port *p, pcie_pkt *k)
 {
     if (p->dl == PCIE_DL_FC_INIT2) pcie_go_active(p);
-    const pcie_flit *f = k->flit;
+    const pcie_flit *f = k->has_flit ? &k->flit : NULL;
     bool crc_ok = !k->corrupted;
     if (crc_ok && f && pcie_forced_nak(p)) crc_ok = false;
     if (crc_ok) {

@@ -1,6 +1,6 @@
 /* One PCIe port: setup, the transaction layer's submit, the timers (AckNak
  * latency, UpdateFC coalescing and 30 us refresh, REPLAY_TIMER) and teardown.
- * The rest of the port is in pcie_pool.c (packets), pcie_fc.c (flow
+ * The rest of the port is in pcie_label.c (wave labels), pcie_fc.c (flow
  * control), pcie_rx.c (receive), pcie_tx.c (transmit, data link layer) and
  * pcie_flit.c (Gen6 Flit Mode); pcie_port_impl.h joins them.
  *
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "models/pcie/pcie_port_impl.h"
+#include "sim/alloc.h"
 #include "sim/ring.h"
 
 /* ---- TLP queues --------------------------------------------------------------- */
@@ -128,7 +129,7 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_po
     p->cfg = *cfg;
     pcie_phy_init(&p->phy, cfg->gen, cfg->lanes, cfg->mps, cfg->wire_ps);
     const pcie_phy *phy = &p->phy;
-    pcie_pool_init(&p->pool);
+    sim_pkt_pool_init_ext(&p->pool, name, pcie_pkt_ext_bytes(phy->flit_mode));
     p->dir = dir;
     p->tx = tx;
     p->rx = rx;
@@ -214,6 +215,85 @@ void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_po
 
 void pcie_port_set_app(pcie_port *p, const pcie_port_app *app) { p->app = *app; }
 
+pcie_port *pcie_port_new(sim_kernel *k, const char *name, const pcie_port_cfg *cfg, unsigned dir, sim_link *tx,
+                         sim_link *rx, uint64_t seed, sim_trace *tr)
+{
+    pcie_port *p = sim_zalloc_aligned(_Alignof(pcie_port), sizeof *p);   /* its credit records are cache-line aligned */
+    pcie_port_init(p, k, name, cfg, dir, tx, rx, seed, tr);
+    return p;
+}
+
+size_t pcie_port_queued(const pcie_port *p, unsigned cls) { return p->q[cls].len; }
+uint32_t pcie_port_replay_occupancy(const pcie_port *p) { return pcie_dll_tx_outstanding(&p->dtx); }
+size_t pcie_port_rx_buffered(const pcie_port *p) { return p->rxb_len; }
+sim_time_ps pcie_port_rx_now(const pcie_port *p) { return rx_now_of(p); }
+sim_time_ps pcie_port_tl_now(const pcie_port *p) { return p->tl_now ? p->tl_now : sim_now(p->k); }
+sim_time_ps pcie_port_active_ps(const pcie_port *p) { return p->active_ps; }
+const pcie_fc_rx *pcie_port_fc_rx(const pcie_port *p, unsigned type) { return &p->fcr[type]; }
+const pcie_fc_tx *pcie_port_fc_tx(const pcie_port *p, unsigned type) { return &p->fct[type]; }
+
+void pcie_port_get_counters(const pcie_port *p, pcie_port_counters *c)
+{
+    memset(c, 0, sizeof *c);
+    c->tx = p->st_tx;
+    c->rx = p->st_rx;
+    for (unsigned cls = 0; cls < PCIE_FC_CLASSES; cls++) {
+        c->tl_sent += p->tx_serial[cls] - p->q[cls].len;   /* handed to the DLL */
+        c->tl_received += p->rx_expect[cls];
+    }
+    c->rx_duplicated = p->rx_dup;
+    c->rx_reordered = p->rx_reorder;
+    c->replays = p->dtx.replays;
+    c->retrains = p->retrains;
+    c->replay_timeouts = p->replay_timeouts;
+    c->naks_received = p->naks_received;
+    c->invalid_acknaks = p->dtx.invalid_acknaks;
+    c->fc_refresh_sent = p->fc_refresh_sent;
+    c->fc_refresh_sent_posted = p->fc_refresh_sent_p;
+    for (unsigned t = 0; t < PCIE_FC_TYPES; t++) c->fc_overflows += p->fcr[t].overflows;
+    c->max_replay_occupancy = p->max_replay_occ;
+    c->replays_before_retrain_max = p->replays_before_retrain_max;
+    c->credit_loop_samples = p->loop_n;
+    c->credit_loop_sum_ns = p->loop_sum_ns;
+    c->credit_loop_min_ns = p->loop_min_ns;
+}
+
+int pcie_port_check(pcie_port *p, bool drained, char *why, size_t n)
+{
+    if (p->pool.live != sim_link_in_flight(p->tx)) {
+        snprintf(why, n, "pcie %s: %" PRIu64 " packets out of its pool, %" PRIu64 " on the wire", p->name, p->pool.live,
+                 sim_link_in_flight(p->tx));
+        return -1;
+    }
+    for (unsigned t = 0; t < PCIE_FC_TYPES; t++)
+        if (p->fcr[t].overflows) {
+            snprintf(why, n, "pcie %s: %" PRIu64 " TLPs arrived beyond its advertised credits (type %u)", p->name,
+                     p->fcr[t].overflows, t);
+            return -1;
+        }
+    if (p->rx_dup || p->rx_reorder) {
+        snprintf(why, n, "pcie %s: %" PRIu64 " TLPs duplicated, %" PRIu64 " out of order above the DLL", p->name, p->rx_dup,
+                 p->rx_reorder);
+        return -1;
+    }
+    if (!drained) return 0;
+    pcie_port_settle(p);   /* departures that are due leave the receive buffer first */
+    if (pcie_dll_tx_outstanding(&p->dtx) || p->rxb_len) {
+        snprintf(why, n, "pcie %s: drained but %u TLPs (flits) in its replay buffer, %zu in its receive buffer", p->name,
+                 pcie_dll_tx_outstanding(&p->dtx), p->rxb_len);
+        return -1;
+    }
+    for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
+        const pcie_fc_rx *r = &p->fcr[t];
+        if (!r->infinite && r->allocated - r->initial != r->received) {
+            snprintf(why, n, "pcie %s: its TLPs took %" PRIu64 " credits of type %u and it released %" PRIu64, p->name,
+                     r->received, t, r->allocated - r->initial);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void pcie_port_submit(pcie_port *p, pcie_tlp *t)
 {
     unsigned c = pcie_tlp_class(t);
@@ -235,6 +315,15 @@ void pcie_port_free(pcie_port *p)
     free(p->replay);
     free(p->replay_flits);
     free(p->rxb);
-    pcie_pool_free(&p->pool);     /* with the packets it sent that are still on the wire */
+    sim_pkt_pool_free(&p->pool);  /* every packet is back: the links' were given back first */
+    free(p);
 }
+
+static void give_back(void *msg, void *ctx)
+{
+    (void)ctx;
+    sim_pkt_free(msg);
+}
+
+void pcie_port_give_back_in_flight(sim_link *l) { sim_link_for_each_in_flight(l, give_back, NULL); }
 

@@ -1,69 +1,35 @@
-/* Internal: one PCIe port (transaction layer queues, data link layer, the
- * transmit side of the physical layer), its configuration and its packet
- * pool. A port is a component: it owns its configuration, its physical-layer
- * record, its pool and its statistics, and meets its link partner only
- * through its two sim_links (what it sends on tx, what it receives on rx).
- * Used by the pcie_*.c files and pcie_sys.c only. */
+/* One PCIe port: one end of one PCIe link (a hop), with the transaction
+ * layer's queues and ordering rules, the data link layer (flow-control
+ * credits, ACK/NAK, the replay buffer, REPLAY_TIMER, Recovery) and the
+ * transmit side of the physical layer (wire time, SKP, error injection,
+ * Gen6 Flit Mode). A port is a component: it owns its configuration, its
+ * physical-layer record, its packet pool and its statistics, and meets its
+ * link partner, another pcie_port, only through its two sim_links (what it
+ * sends on tx, what it receives on rx). Every message it sends is a sim_pkt
+ * from its own pool whose extension only the partner port reads.
+ *
+ * Embedding: a component that owns PCIe hops (a host's root port, a PCIe
+ * switch, a GPU or NIC endpoint) makes one port per PCIe link it sits on.
+ * On a fabric port (sim/fabric.h) that is pcie_port_new with the port's out
+ * link as tx and in link as rx; the links need no credit pools (PCIe returns
+ * credits in its own DLLPs, which cost wire time), bandwidth phy.raw_GBps and
+ * latency wire_ps (pcie_phy_init). Both ends of a link agree on gen, lanes,
+ * mps, fc_scale and wire_ps; each has its own advertisement (adv), receive
+ * time and errors. The component hands TLPs to pcie_port_submit (a switch:
+ * the TLPs it routes out of this port), gets each received TLP in
+ * app.deliver once the port's receive buffer is done with it (the credits it
+ * held are then on their way back), app.refill when a class's queue has
+ * room, app.drained when everything sent was acknowledged; its check calls
+ * pcie_port_check. The fabric's teardown gives back what the links carry
+ * (sim_fabric_free); a system that owns its links calls
+ * pcie_port_give_back_in_flight on both before pcie_port_free.
+ *
+ * Internals (the port's struct, the wire packet's extension) are in
+ * pcie_port_impl.h, for the port's own files. */
 #ifndef PCIE_PORT_H
 #define PCIE_PORT_H
 
 #include "models/pcie/pcie.h"
-
-enum pcie_pkt_kind {
-    PCIE_PKT_TLP = 0, PCIE_PKT_ACK, PCIE_PKT_NAK, PCIE_PKT_UPDATEFC, PCIE_PKT_INITFC1, PCIE_PKT_INITFC2,
-    PCIE_PKT_SKP, PCIE_PKT_TS, PCIE_PKT_FLIT,
-};
-
-#define PCIE_FLIT_MAX_TLPS 24         /* TLPs that can end in one flit (236 B / 12 B header, rounded up) */
-
-/* DLP content every flit carries (Flit Mode): Ack/Nak and one optional FC update. */
-typedef struct pcie_flit_dlp {
-    uint8_t acknak;               /* 0 none, 1 Ack, 2 Nak */
-    uint8_t fc_valid, fc_class;
-    uint16_t acknak_seq;
-    uint32_t hdr_fc, data_fc;
-} pcie_flit_dlp;
-
-/* A flit's TLP content: the TLPs whose last byte lies in it. */
-typedef struct pcie_flit {
-    uint16_t seq;
-    uint8_t payload;              /* carries TLP bytes: has a sequence number, is replayed */
-    uint8_t n_tlps;
-    uint16_t tlp_bytes;           /* TLP bytes in this flit (<= 236) */
-    pcie_tlp tlps[PCIE_FLIT_MAX_TLPS];
-} pcie_flit;
-
-typedef struct pcie_pkt {
-    struct pcie_pkt *next_free;
-    uint8_t kind;                 /* enum pcie_pkt_kind */
-    uint8_t fc_class;
-    uint8_t corrupted;            /* LCRC/CRC/FEC failure on the wire */
-    uint8_t replayed;
-    uint16_t seq;                 /* TLP sequence number or AckNak_Seq_Num */
-    uint32_t hdr_fc, data_fc;     /* UpdateFC / InitFC fields */
-    uint32_t bytes;
-    sim_time_ps until_ps;         /* TS: end of Recovery */
-    struct pcie_pool *pool;       /* the sender's: where the receiver returns it (pkt_free) */
-    pcie_tlp tlp;                 /* TLP: its own copy (the receiver never reads the sender's replay buffer) */
-    pcie_flit_dlp dlp;            /* flit */
-    pcie_flit *flit;              /* flit: TLP content (pool-owned copy) */
-} pcie_pkt;
-
-/* A port's packet pool: packets it sends come from it; the receiver returns
- * each to the pool it came from when done (sim/packet.h's ownership rule). */
-typedef struct pcie_pool {
-    pcie_pkt *free_pkts;
-    pcie_flit **free_flits; size_t n_free_flits, cap_free_flits, total_flits;
-    void **blocks; size_t n_blocks, cap_blocks;
-    uint64_t live;
-} pcie_pool;
-
-/* A growable FIFO of TLPs with the age (enqueue order) used by the ordering rules. */
-typedef struct pcie_tlpq {
-    pcie_tlp *v;
-    uint64_t *age;
-    size_t head, len, cap;
-} pcie_tlpq;
 
 typedef struct pcie_port pcie_port;
 
@@ -95,153 +61,62 @@ typedef struct pcie_port_app {
     bool (*timely)(void *ctx, const pcie_tlp *t);
 } pcie_port_app;
 
-enum pcie_dl_state { PCIE_DL_FC_INIT1 = 0, PCIE_DL_FC_INIT2, PCIE_DL_ACTIVE };
-
-/* Receive buffer entry: a TLP and when the receiver finishes with it. */
-typedef struct pcie_rxent { pcie_tlp tlp; sim_time_ps done_ps; bool timely; } pcie_rxent;
-
-/* Credit-loop probe: when the n-th credit of a class was spent. */
-typedef struct pcie_loop_ent { uint64_t cum; sim_time_ps sent_ps; } pcie_loop_ent;
-#define PCIE_LOOP_RING 8192
-
-struct pcie_port {
-    sim_kernel *k;
-    pcie_port_cfg cfg;
-    pcie_phy phy;                 /* its own physical-layer record */
-    pcie_pool pool;               /* what it sends comes from here */
-    const char *name;
-    unsigned dir;                 /* direction this port transmits */
-    sim_link *tx, *rx;
-    pcie_port_app app;
-    sim_trace *tr;
-
-    /* transaction layer, transmit */
-    pcie_tlpq q[PCIE_FC_CLASSES];
-    uint8_t q_busy;               /* classes whose queue is not empty (bit per class) */
-    uint64_t age_next;
-    uint64_t tx_serial[PCIE_FC_CLASSES];
-    /* transaction layer, receive: conservation per class */
-    uint64_t rx_expect[PCIE_FC_CLASSES];
-    uint64_t rx_lost_gap, rx_dup, rx_reorder;
-
-    /* flow control */
-    pcie_fc_tx fct[PCIE_FC_TYPES];
-    pcie_fc_rx fcr[PCIE_FC_TYPES];
-    int64_t fc_least[PCIE_FC_TYPES];  /* fc_type_urgent: the least a transmitter must have (1 header, 1 MPS of data) */
-    uint64_t fc_step[PCIE_FC_TYPES];  /* ... and the backlog that is urgent (an eighth of the buffer, >= least) */
-    uint8_t fc_now;               /* classes with an UpdateFC scheduled */
-    sim_time_ps fc_deadline[PCIE_FC_CLASSES];
-    sim_time_ps fc_last_sent[PCIE_FC_CLASSES];
-    uint64_t fc_refresh_sent, fc_refresh_sent_p;
-    uint8_t fc_refresh_due;       /* classes whose pending UpdateFC is a 30 us refresh */
-    enum pcie_dl_state dl;
-    uint8_t initfc_rcvd;          /* classes whose InitFC arrived */
-    uint8_t initfc_to_send;       /* classes whose InitFC1/2 is still to go out */
-    sim_time_ps active_ps;
-    /* credit-loop probe (header credits, or data if headers are infinite) */
-    uint8_t loop_probe[PCIE_FC_CLASSES];  /* the credit type measured per class (loop_type) */
-    pcie_loop_ent *loop[PCIE_FC_CLASSES];
-    size_t loop_head[PCIE_FC_CLASSES], loop_len[PCIE_FC_CLASSES];
-    uint64_t loop_spent[PCIE_FC_CLASSES], loop_returned[PCIE_FC_CLASSES];
-    double loop_sum_ns, loop_min_ns;
-    uint64_t loop_n;
-
-    /* data link layer, transmit */
-    pcie_dll_tx dtx;
-    pcie_tlp *replay;             /* replay buffer, indexed by sequence number (NFM) */
-    pcie_flit *replay_flits;      /* replay buffer of flits (Flit Mode) */
-    uint32_t replay_left;         /* TLPs (flits) still to resend in the current replay */
-    bool replaying;
-    bool replay_timer_restart;    /* restart REPLAY_TIMER at the first replayed TLP */
-    sim_time_ps replay_deadline;
-    uint32_t replays_since_progress, replays_before_retrain_max;
-    uint64_t replay_timeouts, naks_received, acks_received, retrains;
-    uint32_t max_replay_occ;
-    sim_time_ps recovery_until;   /* Recovery: the transmitter sends nothing */
-
-    /* data link layer, receive */
-    pcie_dll_rx drx;
-    bool ack_now, nak_now;
-    uint16_t last_acknak_sent;
-    sim_time_ps ack_deadline;
-    uint32_t rx_nak_every;        /* forced Naks on what this port receives: every Nth TLP (0 = off) */
-    uint64_t rx_tlp_count;        /* ... counted here (only when on) */
-    uint64_t ack_sent_count;      /* for dropped Acks */
-
-    /* receive buffer */
-    pcie_rxent *rxb; size_t rxb_head, rxb_len, rxb_cap;
-    sim_time_ps rx_busy_until;
-    size_t rxb_timely;            /* entries that need their own drain event */
-    uint64_t rxb_pend_hdr, rxb_pend_data; /* credits the buffered TLPs will release */
-    bool rx_lazy;                 /* posted TLPs may leave the buffer at the next observer (exact, see rx_arm) */
-    bool settling, departing;
-    /* deferred arrivals (rx_defer_horizon): posted credits of TLPs on the wire towards this port */
-    bool defer_arrivals;
-    uint64_t defer_wire_hdr, defer_wire_data;
-    bool fc_adv_moved;            /* a posted UpdateFC went out since the last rejudge */
-    bool rejudging;               /* inside sim_link_rejudge: rx_deferrable counts nothing */
-    sim_time_ps rx_now;           /* time of the receive-buffer departure being processed (0 = sim_now) */
-
-    /* physical layer, transmit */
-    sim_time_ps skp_next, last_tx_end;
-    sim_rng rng;
-    int64_t bits_to_error;        /* geometric skip to the next bit error */
-    bool wire_faults;             /* bit errors or a bad-link window in the direction it sends */
-    /* Flit Mode assembly */
-    pcie_flit *fa;                /* flit being filled */
-    uint32_t fa_carry;            /* bytes of a TLP started in an earlier flit still to place */
-    pcie_tlp fa_carry_tlp;
-    bool fa_has_carry;
-    sim_time_ps flit_ack_deadline;
-
-    /* lookahead (conservative, exact; judged on what the rx link has in flight) */
-    bool lookahead;               /* may commit several TLPs per wake when nothing can intervene */
-    sim_time_ps tl_now;           /* decision time of the TLP being taken (0 = sim_now) */
-    uint64_t tx_wakes;
-
-    /* stall accounting */
-    bool stalled;
-    sim_time_ps stall_since, stall_ps;
-
-    /* processes */
-    sim_event tx_ev, timer_ev, drain_ev;
-    sim_process tx_proc, timer_proc, drain_proc;
-    sim_time_ps timer_at;
-    bool in_tx;
-
-    /* its statistics: each field is counted by one side only (pcie_sys adds
-     * the transmitter's and the receiver's record of a direction) */
-    pcie_dir_stats st_tx;         /* of the direction this port transmits */
-    pcie_dir_stats st_rx;         /* ... and receives */
-
-    /* trace */
-    sim_trace_var tv_credit[PCIE_FC_TYPES], tv_replay_occ, tv_next_tx_seq, tv_ackd_seq, tv_next_rcv_seq,
-        tv_acknak_rx, tv_acknak_tx, tv_replay_num, tv_recovery, tv_rxbuf, tv_stall;
-};
-
-void pcie_pool_init(pcie_pool *pool);
-void pcie_pool_free(pcie_pool *pool);
-
-/* dir: the direction it transmits (= its side; stats, random stream). */
-void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_port_cfg *cfg, unsigned dir,
-                    sim_link *tx, sim_link *rx, uint64_t seed, sim_trace *tr);
+/* A port on links tx (it sends) and rx (it receives); dir: the direction it
+ * transmits (stats, its random stream with seed); tr: waves (NULL = off). */
+pcie_port *pcie_port_new(sim_kernel *k, const char *name, const pcie_port_cfg *cfg, unsigned dir, sim_link *tx,
+                         sim_link *rx, uint64_t seed, sim_trace *tr);
 void pcie_port_set_app(pcie_port *p, const pcie_port_app *app);
+/* Its pool must have every packet back (see the teardown above). */
 void pcie_port_free(pcie_port *p);
-/* The TL hands a TLP to the port (it fills serial itself). */
+/* Teardown: every packet on link l goes back to its pool (its sender's). */
+void pcie_port_give_back_in_flight(sim_link *l);
+
+/* The TL hands a TLP to the port (it fills fc_class, data_credits, serial). */
 void pcie_port_submit(pcie_port *p, pcie_tlp *t);
-static inline size_t pcie_port_queued(const pcie_port *p, unsigned cls) { return p->q[cls].len; }
-/* TLPs (flits) in the replay buffer. */
-static inline uint32_t pcie_port_replay_occupancy(const pcie_port *p) { return pcie_dll_tx_outstanding(&p->dtx); }
+/* TLPs of class cls waiting in its transmit queue. */
+size_t pcie_port_queued(const pcie_port *p, unsigned cls);
+/* TLPs (flits) in the replay buffer: sent, not yet acknowledged. */
+uint32_t pcie_port_replay_occupancy(const pcie_port *p);
+/* TLPs in its receive buffer, not yet delivered. */
+size_t pcie_port_rx_buffered(const pcie_port *p);
 /* Lets every TLP whose receive-buffer time has come leave it (deferred departures). */
 void pcie_port_settle(pcie_port *p);
 /* The receive side's notion of now (a deferred departure runs at its own time). */
-static inline sim_time_ps pcie_port_rx_now(const pcie_port *p) { return p->rx_now ? p->rx_now : sim_now(p->k); }
-/* Credit-stall time so far (closes an open stall at now). */
-sim_time_ps pcie_port_stall_ps(const pcie_port *p);
+sim_time_ps pcie_port_rx_now(const pcie_port *p);
 /* The transaction layer's notion of now: the transmit decision time while the
  * port takes a TLP (a lookahead batch decides ahead of sim time), else sim_now. */
-static inline sim_time_ps pcie_port_tl_now(const pcie_port *p) { return p->tl_now ? p->tl_now : sim_now(p->k); }
-/* Label for link traces. */
+sim_time_ps pcie_port_tl_now(const pcie_port *p);
+/* Credit-stall time so far (closes an open stall at now). */
+sim_time_ps pcie_port_stall_ps(const pcie_port *p);
+/* When its link came up (DL_Active). */
+sim_time_ps pcie_port_active_ps(const pcie_port *p);
+/* Its flow-control records: what it receives (its advertisement) and what it sends. */
+const pcie_fc_rx *pcie_port_fc_rx(const pcie_port *p, unsigned type);
+const pcie_fc_tx *pcie_port_fc_tx(const pcie_port *p, unsigned type);
+
+/* What one port counted. */
+typedef struct pcie_port_counters {
+    pcie_dir_stats tx;            /* of the direction it transmits (the transmitter's fields) */
+    pcie_dir_stats rx;            /* ... and receives (the receiver's: forced Naks, deliveries) */
+    uint64_t tl_sent, tl_received;/* TLPs handed to its DLL / delivered in order above it */
+    uint64_t rx_duplicated, rx_reordered;
+    uint64_t replays, retrains, replay_timeouts, naks_received, invalid_acknaks;
+    uint64_t fc_refresh_sent, fc_refresh_sent_posted, fc_overflows;
+    uint32_t max_replay_occupancy, replays_before_retrain_max;
+    uint64_t credit_loop_samples;
+    double credit_loop_sum_ns, credit_loop_min_ns;
+} pcie_port_counters;
+void pcie_port_get_counters(const pcie_port *p, pcie_port_counters *c);
+
+/* Its conservation laws. Always: every packet out of its pool is on its tx
+ * link (the partner returned all others), nothing arrived beyond its
+ * advertised credits, above the DLL nothing duplicated or out of order.
+ * drained (the run ended, both directions quiet): its replay buffer and
+ * receive buffer are empty and it released every credit its TLPs took.
+ * 0 = fine, else -1 with the reason in why. */
+int pcie_port_check(pcie_port *p, bool drained, char *why, size_t n);
+
+/* Label of a packet on its links, for waves (sim_link_trace). */
 void pcie_pkt_label(const void *msg, char *buf, size_t n);
 
 #endif

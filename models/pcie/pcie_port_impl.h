@@ -1,12 +1,201 @@
-/* Internal to the files of one PCIe port (pcie_port.c, pcie_pool.c,
- * pcie_fc.c, pcie_rx.c, pcie_tx.c, pcie_flit.c): the helpers several of them
- * use on the per-TLP path (inline here), and what each file offers the
- * others. Nothing here reads another port: a port meets its partner only
+/* Internal to the files of one PCIe port (pcie_port.c, pcie_label.c,
+ * pcie_fc.c, pcie_rx.c, pcie_tx.c, pcie_flit.c); users of a port include
+ * pcie_port.h only. Here: the port's struct, what a packet on the wire says
+ * (pcie_pkt, the sim_pkt extension), the helpers several files use on the
+ * per-TLP path (inline here), and what each file offers the others. Nothing here reads another port: a port meets its partner only
  * through its links. */
 #ifndef PCIE_PORT_IMPL_H
 #define PCIE_PORT_IMPL_H
 
 #include "models/pcie/pcie_port.h"
+#include "sim/packet.h"
+
+enum pcie_pkt_kind {
+    PCIE_PKT_TLP = 0, PCIE_PKT_ACK, PCIE_PKT_NAK, PCIE_PKT_UPDATEFC, PCIE_PKT_INITFC1, PCIE_PKT_INITFC2,
+    PCIE_PKT_SKP, PCIE_PKT_TS, PCIE_PKT_FLIT,
+};
+
+#define PCIE_FLIT_MAX_TLPS 24         /* TLPs that can end in one flit (236 B / 12 B header, rounded up) */
+
+/* DLP content every flit carries (Flit Mode): Ack/Nak and one optional FC update. */
+typedef struct pcie_flit_dlp {
+    uint8_t acknak;               /* 0 none, 1 Ack, 2 Nak */
+    uint8_t fc_valid, fc_class;
+    uint16_t acknak_seq;
+    uint32_t hdr_fc, data_fc;
+} pcie_flit_dlp;
+
+/* A flit's TLP content: the TLPs whose last byte lies in it. */
+typedef struct pcie_flit {
+    uint16_t seq;
+    uint8_t payload;              /* carries TLP bytes: has a sequence number, is replayed */
+    uint8_t n_tlps;
+    uint16_t tlp_bytes;           /* TLP bytes in this flit (<= 236) */
+    pcie_tlp tlps[PCIE_FLIT_MAX_TLPS];
+} pcie_flit;
+
+/* What a PCIe packet on the wire says: the extension (sim_pkt_ext) of the
+ * sim_pkt that carries it. Every message a port sends is a sim_pkt from its
+ * own pool (wire_bytes: what it costs on the wire; payload_bytes: TLP data);
+ * only the partner port reads this part (sim/packet.h's extension rule), and
+ * returns the packet with sim_pkt_free. Flit Mode pools carry the whole
+ * record; Non-Flit pools stop before flit (pcie_pkt_ext_bytes). */
+typedef struct pcie_pkt {
+    uint8_t kind;                 /* enum pcie_pkt_kind */
+    uint8_t fc_class;
+    uint8_t corrupted;            /* LCRC/CRC/FEC failure on the wire */
+    uint8_t replayed;
+    uint16_t seq;                 /* TLP sequence number or AckNak_Seq_Num */
+    uint8_t has_flit;             /* flit: carries TLP content (a payload flit, not an idle one) */
+    uint32_t hdr_fc, data_fc;     /* UpdateFC / InitFC fields */
+    sim_time_ps until_ps;         /* TS: end of Recovery */
+    pcie_tlp tlp;                 /* TLP: its own copy (the receiver never reads the sender's replay buffer) */
+    pcie_flit_dlp dlp;            /* flit */
+    pcie_flit flit;               /* flit with has_flit: its TLP content (a copy); last, Flit Mode only */
+} pcie_pkt;
+
+/* The extension a port's pool gives each packet: without the flit in Non-Flit Mode. */
+static inline uint32_t pcie_pkt_ext_bytes(bool flit_mode)
+{
+    return flit_mode ? (uint32_t)sizeof(pcie_pkt) : (uint32_t)offsetof(pcie_pkt, flit);
+}
+static inline pcie_pkt *pcie_pkt_of(sim_pkt *m) { return sim_pkt_ext(m); }
+static inline const pcie_pkt *pcie_pkt_of_const(const sim_pkt *m) { return sim_pkt_ext_const(m); }
+
+/* A growable FIFO of TLPs with the age (enqueue order) used by the ordering rules. */
+typedef struct pcie_tlpq {
+    pcie_tlp *v;
+    uint64_t *age;
+    size_t head, len, cap;
+} pcie_tlpq;
+
+enum pcie_dl_state { PCIE_DL_FC_INIT1 = 0, PCIE_DL_FC_INIT2, PCIE_DL_ACTIVE };
+
+/* Receive buffer entry: a TLP and when the receiver finishes with it. */
+typedef struct pcie_rxent { pcie_tlp tlp; sim_time_ps done_ps; bool timely; } pcie_rxent;
+
+/* Credit-loop probe: when the n-th credit of a class was spent. */
+typedef struct pcie_loop_ent { uint64_t cum; sim_time_ps sent_ps; } pcie_loop_ent;
+#define PCIE_LOOP_RING 8192
+
+struct pcie_port {
+    sim_kernel *k;
+    pcie_port_cfg cfg;
+    pcie_phy phy;                 /* its own physical-layer record */
+    sim_pkt_pool pool;            /* what it sends comes from here (extension: pcie_pkt) */
+    const char *name;
+    unsigned dir;                 /* direction this port transmits */
+    sim_link *tx, *rx;
+    pcie_port_app app;
+    sim_trace *tr;
+
+    /* transaction layer, transmit */
+    pcie_tlpq q[PCIE_FC_CLASSES];
+    uint8_t q_busy;               /* classes whose queue is not empty (bit per class) */
+    uint64_t age_next;
+    uint64_t tx_serial[PCIE_FC_CLASSES];
+    /* transaction layer, receive: conservation per class */
+    uint64_t rx_expect[PCIE_FC_CLASSES];
+    uint64_t rx_lost_gap, rx_dup, rx_reorder;
+
+    /* flow control */
+    pcie_fc_tx fct[PCIE_FC_TYPES];
+    pcie_fc_rx fcr[PCIE_FC_TYPES];
+    int64_t fc_least[PCIE_FC_TYPES];  /* fc_type_urgent: the least a transmitter must have (1 header, 1 MPS of data) */
+    uint64_t fc_step[PCIE_FC_TYPES];  /* ... and the backlog that is urgent (an eighth of the buffer, >= least) */
+    uint8_t fc_now;               /* classes with an UpdateFC scheduled */
+    sim_time_ps fc_deadline[PCIE_FC_CLASSES];
+    sim_time_ps fc_last_sent[PCIE_FC_CLASSES];
+    uint64_t fc_refresh_sent, fc_refresh_sent_p;
+    uint8_t fc_refresh_due;       /* classes whose pending UpdateFC is a 30 us refresh */
+    enum pcie_dl_state dl;
+    uint8_t initfc_rcvd;          /* classes whose InitFC arrived */
+    uint8_t initfc_to_send;       /* classes whose InitFC1/2 is still to go out */
+    sim_time_ps active_ps;
+    /* credit-loop probe (header credits, or data if headers are infinite) */
+    uint8_t loop_probe[PCIE_FC_CLASSES];  /* the credit type measured per class (loop_type) */
+    pcie_loop_ent *loop[PCIE_FC_CLASSES];
+    size_t loop_head[PCIE_FC_CLASSES], loop_len[PCIE_FC_CLASSES];
+    uint64_t loop_spent[PCIE_FC_CLASSES], loop_returned[PCIE_FC_CLASSES];
+    double loop_sum_ns, loop_min_ns;
+    uint64_t loop_n;
+
+    /* data link layer, transmit */
+    pcie_dll_tx dtx;
+    pcie_tlp *replay;             /* replay buffer, indexed by sequence number (NFM) */
+    pcie_flit *replay_flits;      /* replay buffer of flits (Flit Mode) */
+    uint32_t replay_left;         /* TLPs (flits) still to resend in the current replay */
+    bool replaying;
+    bool replay_timer_restart;    /* restart REPLAY_TIMER at the first replayed TLP */
+    sim_time_ps replay_deadline;
+    uint32_t replays_since_progress, replays_before_retrain_max;
+    uint64_t replay_timeouts, naks_received, acks_received, retrains;
+    uint32_t max_replay_occ;
+    sim_time_ps recovery_until;   /* Recovery: the transmitter sends nothing */
+
+    /* data link layer, receive */
+    pcie_dll_rx drx;
+    bool ack_now, nak_now;
+    uint16_t last_acknak_sent;
+    sim_time_ps ack_deadline;
+    uint32_t rx_nak_every;        /* forced Naks on what this port receives: every Nth TLP (0 = off) */
+    uint64_t rx_tlp_count;        /* ... counted here (only when on) */
+    uint64_t ack_sent_count;      /* for dropped Acks */
+
+    /* receive buffer */
+    pcie_rxent *rxb; size_t rxb_head, rxb_len, rxb_cap;
+    sim_time_ps rx_busy_until;
+    size_t rxb_timely;            /* entries that need their own drain event */
+    uint64_t rxb_pend_hdr, rxb_pend_data; /* credits the buffered TLPs will release */
+    bool rx_lazy;                 /* posted TLPs may leave the buffer at the next observer (exact, see rx_arm) */
+    bool settling, departing;
+    /* deferred arrivals (rx_defer_horizon): posted credits of TLPs on the wire towards this port */
+    bool defer_arrivals;
+    uint64_t defer_wire_hdr, defer_wire_data;
+    bool fc_adv_moved;            /* a posted UpdateFC went out since the last rejudge */
+    bool rejudging;               /* inside sim_link_rejudge: rx_deferrable counts nothing */
+    sim_time_ps rx_now;           /* time of the receive-buffer departure being processed (0 = sim_now) */
+
+    /* physical layer, transmit */
+    sim_time_ps skp_next, last_tx_end;
+    sim_rng rng;
+    int64_t bits_to_error;        /* geometric skip to the next bit error */
+    bool wire_faults;             /* bit errors or a bad-link window in the direction it sends */
+    /* Flit Mode assembly */
+    pcie_flit *fa;                /* flit being filled */
+    uint32_t fa_carry;            /* bytes of a TLP started in an earlier flit still to place */
+    pcie_tlp fa_carry_tlp;
+    bool fa_has_carry;
+    sim_time_ps flit_ack_deadline;
+
+    /* lookahead (conservative, exact; judged on what the rx link has in flight) */
+    bool lookahead;               /* may commit several TLPs per wake when nothing can intervene */
+    sim_time_ps tl_now;           /* decision time of the TLP being taken (0 = sim_now) */
+    uint64_t tx_wakes;
+
+    /* stall accounting */
+    bool stalled;
+    sim_time_ps stall_since, stall_ps;
+
+    /* processes */
+    sim_event tx_ev, timer_ev, drain_ev;
+    sim_process tx_proc, timer_proc, drain_proc;
+    sim_time_ps timer_at;
+    bool in_tx;
+
+    /* its statistics: each field is counted by one side only (pcie_sys adds
+     * the transmitter's and the receiver's record of a direction) */
+    pcie_dir_stats st_tx;         /* of the direction this port transmits */
+    pcie_dir_stats st_rx;         /* ... and receives */
+
+    /* trace */
+    sim_trace_var tv_credit[PCIE_FC_TYPES], tv_replay_occ, tv_next_tx_seq, tv_ackd_seq, tv_next_rcv_seq,
+        tv_acknak_rx, tv_acknak_tx, tv_replay_num, tv_recovery, tv_rxbuf, tv_stall;
+};
+
+/* Sets up a port in place (p is zeroed here; pcie_port_new allocates it aligned). */
+void pcie_port_init(pcie_port *p, sim_kernel *k, const char *name, const pcie_port_cfg *cfg, unsigned dir,
+                    sim_link *tx, sim_link *rx, uint64_t seed, sim_trace *tr);
 
 /* Per-TLP helpers with several callers, which LTO leaves out of line: a call
  * costs 10-20 instructions of register saves, a few percent of a TLP each. */
@@ -16,37 +205,20 @@
 
 extern const char *const pcie_cls_name[PCIE_FC_CLASSES];
 
-/* ---- pool (pcie_pool.c) ---------------------------------------------------- */
-void pcie_pool_grow(pcie_pool *pool);
-pcie_flit *pcie_flit_alloc(pcie_pool *pool);
-
-HOT_INLINE pcie_pkt *pkt_alloc(pcie_pool *pool)
+/* ---- packets ---------------------------------------------------------------- */
+/* A packet from the port's own pool: *m is the sim_pkt the link carries, the
+ * result its extension (fields the sender always sets are left as they were). */
+HOT_INLINE pcie_pkt *pkt_alloc(pcie_port *p, sim_pkt **m, uint8_t kind, uint32_t wire_bytes)
 {
-    if (!pool->free_pkts) pcie_pool_grow(pool);
-    pcie_pkt *p = pool->free_pkts;
-    pool->free_pkts = p->next_free;
-    p->next_free = NULL;
-    p->corrupted = 0;
-    p->replayed = 0;
-    p->flit = NULL;
-    p->pool = pool;
-    pool->live++;
-    return p;
-}
-
-/* The receiver is done with a packet: it goes back to the pool it came from
- * (the sender's), as sim/packet.h's rule for sim_pkt says. */
-static inline void pkt_free(pcie_pkt *p)
-{
-    pcie_pool *pool = p->pool;
-    if (p->flit) {
-        if (pool->n_free_flits >= pool->cap_free_flits) sim_fatal("pcie: flit pool free list overflow");
-        pool->free_flits[pool->n_free_flits++] = p->flit;
-    }
-    p->flit = NULL;
-    p->next_free = pool->free_pkts;
-    pool->free_pkts = p;
-    pool->live--;
+    sim_pkt *s = sim_pkt_alloc(&p->pool);
+    s->wire_bytes = wire_bytes;
+    pcie_pkt *k = pcie_pkt_of(s);
+    k->kind = kind;
+    k->corrupted = 0;
+    k->replayed = 0;
+    k->has_flit = 0;
+    *m = s;
+    return k;
 }
 
 /* ---- TLP queues ---------------------------------------------------------------- */
@@ -58,6 +230,8 @@ static inline void tlpq_pop(pcie_tlpq *q)
 }
 
 static inline sim_time_ps now_of(const pcie_port *p) { return sim_now(p->k); }
+/* The receive side's now (pcie_port_rx_now, inline for the port's own files). */
+static inline sim_time_ps rx_now_of(const pcie_port *p) { return p->rx_now ? p->rx_now : sim_now(p->k); }
 
 static inline void kick(pcie_port *p)
 {

@@ -48,7 +48,7 @@ HOT_INLINE void fc_released(pcie_port *p, unsigned cls)
         p->fc_deadline[cls] = SIM_TIME_MAX;
         kick(p);
     } else if (p->fc_deadline[cls] == SIM_TIME_MAX) {
-        p->fc_deadline[cls] = pcie_port_rx_now(p) + p->phy.ack_limit_ps;
+        p->fc_deadline[cls] = rx_now_of(p) + p->phy.ack_limit_ps;
         timer_arm(p, p->fc_deadline[cls]);
     }
 }
@@ -66,7 +66,7 @@ HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
     }
     pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
     pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], t->data_credits);
-    sim_time_ps now = pcie_port_rx_now(p);
+    sim_time_ps now = rx_now_of(p);
     uint32_t pay = pcie_tlp_payload(t);
     pcie_dir_stats *s = &p->st_rx;
     if (pay) {
@@ -179,7 +179,7 @@ bool pcie_rx_deferrable(void *ctx, sim_link *l, const void *msg)
 {
     (void)l;
     pcie_port *p = ctx;
-    const pcie_pkt *k = msg;
+    const pcie_pkt *k = pcie_pkt_of_const(msg);
     if (k->kind != PCIE_PKT_TLP || k->tlp.fc_class != PCIE_FC_P) return false;
     if (!p->rejudging) {   /* posted credits on the wire towards this port */
         p->defer_wire_hdr += 1;
@@ -215,7 +215,7 @@ HOT_INLINE void rx_accept(pcie_port *p, const pcie_tlp *t)
     ok = pcie_fc_rx_receive(&p->fcr[pcie_fc_data_type(cls)], t->data_credits) && ok;
     if (!ok) sim_fatal("pcie %s: receive buffer overflow: a %s TLP arrived beyond the advertised credits", p->name,
                        pcie_cls_name[cls]);
-    sim_time_ps now = pcie_port_rx_now(p);
+    sim_time_ps now = rx_now_of(p);
     if (p->cfg.rx_ps == 0) {
         rx_deliver(p, t);
         return;
@@ -292,7 +292,8 @@ void pcie_port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
     (void)bytes;
     pcie_port *p = ctx;
-    pcie_pkt *k = msg;
+    sim_pkt *m = msg;             /* from the partner's pool; its extension says what it is */
+    pcie_pkt *k = pcie_pkt_of(m);
     sim_time_ps arrival = sim_link_arrival_ps(l);    /* earlier than now when it was deferred */
     depart_until(p, arrival);
     if (k->kind == PCIE_PKT_TLP && p->defer_arrivals && k->tlp.fc_class == PCIE_FC_P) {
@@ -326,6 +327,6 @@ void pcie_port_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     default: sim_fatal("pcie %s: unknown packet kind %u", p->name, k->kind);
     }
     p->rx_now = 0;
-    pkt_free(k);                  /* back to the sender's pool */
+    sim_pkt_free(m);              /* back to the sender's pool */
     if (!p->settling) pcie_rx_arm(p);   /* a deferred arrival: the activation taking it arms at its end */
 }

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "models/pcie/pcie_port.h"
-#include "sim/alloc.h"
 #include "sim/ring.h"
 
 #define XFER_RING 1024u          /* read transfers in flight (<= tags + 1) */
@@ -28,7 +27,7 @@ struct pcie_sys {
     pcie_cfg cfg;
     pcie_phy phy;                  /* the wire's (link rate); each port has its own copy */
     sim_link *down, *up;
-    pcie_port req, cpl;
+    pcie_port *req, *cpl;          /* one port per end of the link (pcie_port.h's API) */
     pcie_results res;
     uint64_t base_wr, base_rd;
     /* requester: write engine */
@@ -60,21 +59,21 @@ static inline void check_finished(pcie_sys *s)
     if (s->finished) return;
     /* Not yet even if every TLP still buffered or on the wire completed a
      * transfer: skip the settling (the common case, once per TLP). */
-    if (want_wr(s) && s->wr_done + s->cpl.rxb_len + sim_link_in_flight(s->down) < s->cfg.count) return;
-    if (want_rd(s) && s->rd_done + s->req.rxb_len + sim_link_in_flight(s->up) < s->cfg.count) return;
+    if (want_wr(s) && s->wr_done + pcie_port_rx_buffered(s->cpl) + sim_link_in_flight(s->down) < s->cfg.count) return;
+    if (want_rd(s) && s->rd_done + pcie_port_rx_buffered(s->req) + sim_link_in_flight(s->up) < s->cfg.count) return;
     check_finished_settled(s);
 }
 /* The rest of check_finished, out of line: it runs only near the end of the run. */
 static void check_finished_settled(pcie_sys *s)
 {
     /* departures from the receive buffers that are due but deferred happen first */
-    pcie_port_settle(&s->cpl);
-    pcie_port_settle(&s->req);
+    pcie_port_settle(s->cpl);
+    pcie_port_settle(s->req);
     if (want_wr(s) && s->wr_done < s->cfg.count) return;
     if (want_rd(s) && s->rd_done < s->cfg.count) return;
-    if (pcie_port_replay_occupancy(&s->req) || pcie_port_replay_occupancy(&s->cpl)) return;
+    if (pcie_port_replay_occupancy(s->req) || pcie_port_replay_occupancy(s->cpl)) return;
     s->finished = true;
-    sim_time_ps end = sim_now(s->k), rx_end = pcie_port_rx_now(&s->cpl);
+    sim_time_ps end = sim_now(s->k), rx_end = pcie_port_rx_now(s->cpl);
     s->res.end_ps = end > rx_end ? end : rx_end;
     sim_stop(s->k);
 }
@@ -207,7 +206,7 @@ static void cpl_generate(pcie_sys *s, const pcie_tlp *mrd)
         c.xfer = mrd->xfer;
         c.xfer_start_ps = mrd->xfer_start_ps;
         c.last = len == remaining;
-        pcie_port_submit(&s->cpl, &c);
+        pcie_port_submit(s->cpl, &c);
         addr += len;
         remaining -= len;
     }
@@ -317,7 +316,8 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
 {
     char why[256];
     if (pcie_cfg_check(cfg, why, sizeof why)) sim_fatal("pcie: bad configuration: %s", why);
-    pcie_sys *s = sim_zalloc_aligned(_Alignof(pcie_sys), sizeof *s); /* its ports' credit records are cache-line aligned */
+    pcie_sys *s = calloc(1, sizeof *s);
+    if (!s) sim_fatal("out of memory");
     s->k = k;
     s->cfg = *cfg;
     pcie_phy_init(&s->phy, cfg->gen, cfg->lanes, cfg->mps, cfg->wire_ps);
@@ -338,16 +338,16 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
     pcie_port_cfg pc[PCIE_SIDES];
     for (unsigned side = 0; side < PCIE_SIDES; side++) port_cfg_of(cfg, side, &pc[side]);
     sim_trace_push_scope(tr, "pcie");
-    pcie_port_init(&s->req, k, "requester", &pc[PCIE_REQUESTER], PCIE_DOWN, s->down, s->up, seed, tr);
-    pcie_port_init(&s->cpl, k, "completer", &pc[PCIE_COMPLETER], PCIE_UP, s->up, s->down, seed, tr);
+    s->req = pcie_port_new(k, "requester", &pc[PCIE_REQUESTER], PCIE_DOWN, s->down, s->up, seed, tr);
+    s->cpl = pcie_port_new(k, "completer", &pc[PCIE_COMPLETER], PCIE_UP, s->up, s->down, seed, tr);
     sim_link_trace(s->down, tr, pcie_pkt_label);
     sim_link_trace(s->up, tr, pcie_pkt_label);
     sim_trace_pop_scope(tr);
 
     pcie_port_app ra = { s, req_deliver, req_refill, any_drained, NULL };
     pcie_port_app ca = { s, cpl_deliver, cpl_refill, any_drained, cpl_timely };
-    pcie_port_set_app(&s->req, &ra);
-    pcie_port_set_app(&s->cpl, &ca);
+    pcie_port_set_app(s->req, &ra);
+    pcie_port_set_app(s->cpl, &ca);
 
     s->tags = calloc(cfg->tags, sizeof *s->tags);
     s->free_tags = calloc(cfg->tags, sizeof *s->free_tags);
@@ -362,7 +362,7 @@ pcie_sys *pcie_sys_new(sim_kernel *k, const pcie_cfg *cfg, uint64_t seed, sim_tr
 
     s->res.xfers_expected = cfg->count * (cfg->op == PCIE_OP_RDWR ? 2u : 1u);
     /* the DMA engine has its first TLPs ready at t=0; they go once the link is up */
-    req_refill(s, &s->req, PCIE_FC_CLASSES);
+    req_refill(s, s->req, PCIE_FC_CLASSES);
     return s;
 }
 
@@ -381,14 +381,19 @@ uint64_t pcie_sys_xfers_done(const pcie_sys *s) { return s->wr_done + s->rd_done
 
 void pcie_sys_results(pcie_sys *s, pcie_results *r)
 {
-    pcie_port_settle(&s->cpl);
-    pcie_port_settle(&s->req);
+    pcie_port_settle(s->cpl);
+    pcie_port_settle(s->req);
     /* a direction's record: the transmitter's counts, the receiver's of what it delivered */
-    pcie_port *tx_port[2] = { &s->req, &s->cpl }, *rx_port[2] = { &s->cpl, &s->req };
+    pcie_port_counters cnt[2];    /* by side: requester, completer */
+    pcie_port_get_counters(s->req, &cnt[PCIE_REQUESTER]);
+    pcie_port_get_counters(s->cpl, &cnt[PCIE_COMPLETER]);
+    const pcie_port_counters *tx_of[2] = { &cnt[PCIE_REQUESTER], &cnt[PCIE_COMPLETER] };   /* down is sent by the requester */
+    const pcie_port_counters *rx_of[2] = { &cnt[PCIE_COMPLETER], &cnt[PCIE_REQUESTER] };
+    pcie_port *rx_port[2] = { s->cpl, s->req };
     for (int d = 0; d < 2; d++) {
         pcie_dir_stats *st = &s->res.dir[d];
-        const pcie_dir_stats *rx = &rx_port[d]->st_rx;
-        *st = tx_port[d]->st_tx;
+        const pcie_dir_stats *rx = &rx_of[d]->rx;
+        *st = tx_of[d]->tx;
         st->forced_naks = rx->forced_naks;
         st->payload_delivered = rx->payload_delivered;
         st->first_delivery_ps = rx->first_delivery_ps;
@@ -400,57 +405,46 @@ void pcie_sys_results(pcie_sys *s, pcie_results *r)
     sim_hist_init(&s->res.latency_ns, "latency_ns");
     r->completed = s->finished;
     r->xfers_done = s->wr_done + s->rd_done;
-    pcie_port *ports[2] = { &s->req, &s->cpl };
     for (int i = 0; i < 2; i++) {
-        pcie_port *p = ports[i];
-        r->replays += p->dtx.replays;
-        r->retrains += p->retrains;
-        r->replay_timeouts += p->replay_timeouts;
-        r->naks_received += p->naks_received;
-        r->invalid_acknaks += p->dtx.invalid_acknaks;
-        r->updatefcs_refresh += p->fc_refresh_sent;
-        for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
-            r->fc_overflows += p->fcr[t].overflows;
-            r->fc_overflows_side[i] += p->fcr[t].overflows;   /* ports[] is indexed by side */
-        }
-        if (p->max_replay_occ > r->max_replay_occupancy) r->max_replay_occupancy = p->max_replay_occ;
-        if (p->replays_before_retrain_max > r->replays_before_retrain_max)
-            r->replays_before_retrain_max = p->replays_before_retrain_max;
+        const pcie_port_counters *c = &cnt[i];
+        r->replays += c->replays;
+        r->retrains += c->retrains;
+        r->replay_timeouts += c->replay_timeouts;
+        r->naks_received += c->naks_received;
+        r->invalid_acknaks += c->invalid_acknaks;
+        r->updatefcs_refresh += c->fc_refresh_sent;
+        r->fc_overflows += c->fc_overflows;
+        r->fc_overflows_side[i] += c->fc_overflows;   /* cnt[] is indexed by side */
+        if (c->max_replay_occupancy > r->max_replay_occupancy) r->max_replay_occupancy = c->max_replay_occupancy;
+        if (c->replays_before_retrain_max > r->replays_before_retrain_max)
+            r->replays_before_retrain_max = c->replays_before_retrain_max;
     }
     /* refreshes of posted credits by the completer (the receiver of the writes) */
-    r->updatefcs_refresh_posted = s->cpl.fc_refresh_sent_p;
+    r->updatefcs_refresh_posted = cnt[PCIE_COMPLETER].fc_refresh_sent_posted;
     /* conservation above the DLL, per receiving direction */
-    pcie_port *rx_of[2] = { &s->cpl, &s->req };   /* down is received by the completer */
-    pcie_port *tx_of[2] = { &s->req, &s->cpl };
     for (int d = 0; d < 2; d++) {
         pcie_dir_stats *st = &r->dir[d];
-        uint64_t sent = 0, got = 0;
-        for (unsigned c = 0; c < PCIE_FC_CLASSES; c++) {
-            sent += tx_of[d]->tx_serial[c] - tx_of[d]->q[c].len;   /* handed to the DLL */
-            got += rx_of[d]->rx_expect[c];
-        }
-        uint64_t pending = 0;   /* legitimately on the way: in replay buffers or receive buffers */
-        pending += rx_of[d]->rxb_len;
-        uint64_t in_dll = pcie_port_replay_occupancy(tx_of[d]);
+        uint64_t sent = tx_of[d]->tl_sent, got = rx_of[d]->tl_received;
+        uint64_t pending = pcie_port_rx_buffered(rx_port[d]);   /* legitimately on the way: in receive buffers */
         st->lost = (r->completed && sent > got + pending) ? sent - got - pending : 0;
-        if (!r->completed) (void)in_dll;
-        st->duplicated = rx_of[d]->rx_dup;
-        st->reordered = rx_of[d]->rx_reorder + (d == 0 ? s->addr_errors : 0);
+        st->duplicated = rx_of[d]->rx_duplicated;
+        st->reordered = rx_of[d]->rx_reordered + (d == 0 ? s->addr_errors : 0);
     }
-    r->dir[PCIE_UP].reordered += 0;
     /* credit stalls of the port that sends the data */
-    sim_time_ps active = s->req.active_ps > s->cpl.active_ps ? s->req.active_ps : s->cpl.active_ps;
+    sim_time_ps a_req = pcie_port_active_ps(s->req), a_cpl = pcie_port_active_ps(s->cpl);
+    sim_time_ps active = a_req > a_cpl ? a_req : a_cpl;
     sim_time_ps end = r->end_ps;
     r->active_ps = end > active ? end - active : 0;
-    double st_req = (double)pcie_port_stall_ps(&s->req), st_cpl = (double)pcie_port_stall_ps(&s->cpl);
+    double st_req = (double)pcie_port_stall_ps(s->req), st_cpl = (double)pcie_port_stall_ps(s->cpl);
     double stall = s->cfg.op == PCIE_OP_WR ? st_req : s->cfg.op == PCIE_OP_RD ? st_cpl : (st_req > st_cpl ? st_req : st_cpl);
     r->credit_stall_frac = r->active_ps ? stall / (double)r->active_ps : 0;
-    uint64_t n = s->req.loop_n + s->cpl.loop_n;
+    const pcie_port_counters *cq = &cnt[PCIE_REQUESTER], *cc = &cnt[PCIE_COMPLETER];
+    uint64_t n = cq->credit_loop_samples + cc->credit_loop_samples;
     r->credit_loop_samples = n;
-    r->credit_loop_ns = n ? (s->req.loop_sum_ns + s->cpl.loop_sum_ns) / (double)n : 0;
+    r->credit_loop_ns = n ? (cq->credit_loop_sum_ns + cc->credit_loop_sum_ns) / (double)n : 0;
     double mn = 0;
-    if (s->req.loop_n) mn = s->req.loop_min_ns;
-    if (s->cpl.loop_n && (!s->req.loop_n || s->cpl.loop_min_ns < mn)) mn = s->cpl.loop_min_ns;
+    if (cq->credit_loop_samples) mn = cq->credit_loop_min_ns;
+    if (cc->credit_loop_samples && (!cq->credit_loop_samples || cc->credit_loop_min_ns < mn)) mn = cc->credit_loop_min_ns;
     r->credit_loop_min_ns = mn;
 }
 
@@ -458,27 +452,24 @@ int pcie_sys_check_links(const pcie_sys *s, char *why, size_t n)
 {
     if (sim_link_check(s->down, false, why, n)) return -1;
     if (sim_link_check(s->up, false, why, n)) return -1;
-    /* every packet a port's pool has out is on its way to the partner: the receiver returned all others */
-    const pcie_port *ports[2] = { &s->req, &s->cpl };
+    /* each port's own laws (mid-run too): every packet its pool has out is on its way to the
+     * partner, nothing beyond its credits, nothing duplicated or reordered above its DLL */
+    pcie_port *ports[2] = { s->req, s->cpl };
     for (int i = 0; i < 2; i++)
-        if (ports[i]->pool.live != sim_link_in_flight(ports[i]->tx)) {
-            snprintf(why, n, "pcie %s: %" PRIu64 " packets out of its pool, %" PRIu64 " on the wire", ports[i]->name,
-                     ports[i]->pool.live, sim_link_in_flight(ports[i]->tx));
-            return -1;
-        }
+        if (pcie_port_check(ports[i], false, why, n)) return -1;
     return 0;
 }
 
 int pcie_sys_check_credits(pcie_sys *s, char *why, size_t n)
 {
     static const char *const side_name[PCIE_SIDES] = { "requester (endpoint)", "completer (root port)" };
-    pcie_port *rx_of[PCIE_SIDES] = { &s->req, &s->cpl }, *tx_of[PCIE_SIDES] = { &s->cpl, &s->req };
-    pcie_port_settle(&s->cpl);   /* departures that are due leave the receive buffers first */
-    pcie_port_settle(&s->req);
+    pcie_port *rx_of[PCIE_SIDES] = { s->req, s->cpl }, *tx_of[PCIE_SIDES] = { s->cpl, s->req };
+    pcie_port_settle(s->cpl);   /* departures that are due leave the receive buffers first */
+    pcie_port_settle(s->req);
     for (unsigned side = 0; side < PCIE_SIDES; side++) {
         for (unsigned t = 0; t < PCIE_FC_TYPES; t++) {
-            const pcie_fc_rx *r = &rx_of[side]->fcr[t];
-            const pcie_fc_tx *f = &tx_of[side]->fct[t];
+            const pcie_fc_rx *r = pcie_port_fc_rx(rx_of[side], t);
+            const pcie_fc_tx *f = pcie_port_fc_tx(tx_of[side], t);
             const char *name = pcie_fc_param_name(side, t);
             if (r->overflows) {
                 snprintf(why, n, "%s received %" PRIu64 " TLPs beyond its advertised %s credits", side_name[side],
@@ -509,9 +500,11 @@ int pcie_sys_check_credits(pcie_sys *s, char *why, size_t n)
 void pcie_sys_free(pcie_sys *s)
 {
     if (!s) return;
-    /* packets still on the wire go with their sender's pool */
-    pcie_port_free(&s->req);
-    pcie_port_free(&s->cpl);
+    /* packets still on the wire go back to their sender's pool first: each pool is freed strictly */
+    pcie_port_give_back_in_flight(s->down);
+    pcie_port_give_back_in_flight(s->up);
+    pcie_port_free(s->req);
+    pcie_port_free(s->cpl);
     sim_link_free(s->down);
     sim_link_free(s->up);
     sim_hist_free(&s->res.latency_ns);

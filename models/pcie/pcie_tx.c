@@ -42,20 +42,20 @@ bool pcie_in_bad_window(const pcie_port *p, sim_time_ps t)
 }
 
 /* Puts a packet on the wire. */
-HOT_INLINE void wire_send(pcie_port *p, pcie_pkt *k, sim_time_ps now)
+HOT_INLINE void wire_send(pcie_port *p, sim_pkt *m, pcie_pkt *k, sim_time_ps now)
 {
     /* only a faulty wire or a dropped Ack has anything to do here */
     if ((p->wire_faults || k->corrupted) && p->dl == PCIE_DL_ACTIVE && k->kind != PCIE_PKT_SKP && k->kind != PCIE_PKT_TS) {
         if (p->wire_faults) {
             uint32_t eb[1];
-            if (pcie_wire_errors(p, k->bytes, eb, 0)) k->corrupted = 1;
+            if (pcie_wire_errors(p, m->wire_bytes, eb, 0)) k->corrupted = 1;
             if (pcie_in_bad_window(p, now)) k->corrupted = 1;      /* a bad link corrupts TLPs and DLLPs alike */
         }
         if (k->corrupted) p->st_tx.corrupted++;      /* (or a dropped Ack) */
     }
     /* TLPs and Naks are marked: the partner's lookahead must not miss them */
-    if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) sim_link_send_marked(p->tx, k, k->bytes);
-    else sim_link_send(p->tx, k, k->bytes);
+    if (k->kind == PCIE_PKT_TLP || k->kind == PCIE_PKT_NAK) sim_link_send_marked(p->tx, m, m->wire_bytes);
+    else sim_link_send(p->tx, m, m->wire_bytes);
     p->last_tx_end = sim_link_tx_free_ps(p->tx);
 }
 
@@ -127,12 +127,11 @@ void pcie_replay_timeout(pcie_port *p, sim_time_ps now)
 static void enter_recovery(pcie_port *p, sim_time_ps now)
 {
     sim_time_ps start = sim_link_tx_free_ps(p->tx);
-    pcie_pkt *k = pkt_alloc(&p->pool);
-    k->kind = PCIE_PKT_TS;
-    k->bytes = 16 * p->phy.lanes;
-    sim_time_ps until = start + (sim_time_ps)((double)k->bytes * 1000.0 / p->phy.raw_GBps) + p->cfg.retrain_ps;
+    sim_pkt *m;
+    pcie_pkt *k = pkt_alloc(p, &m, PCIE_PKT_TS, 16 * p->phy.lanes);
+    sim_time_ps until = start + (sim_time_ps)((double)m->wire_bytes * 1000.0 / p->phy.raw_GBps) + p->cfg.retrain_ps;
     k->until_ps = until;
-    sim_link_send_marked(p->tx, k, k->bytes);   /* a training set is marked, like TLPs and Naks */
+    sim_link_send_marked(p->tx, m, m->wire_bytes);   /* a training set is marked, like TLPs and Naks */
     p->recovery_until = until;
     if (p->replay_deadline != SIM_TIME_MAX) p->replay_deadline = until + p->phy.replay_timeout_ps;
     sim_trace_u64(p->tr, p->tv_recovery, 1);
@@ -144,28 +143,28 @@ static uint32_t tlp_wire_bytes(const pcie_tlp *t) { return PCIE_NFM_FRAMING_BYTE
 
 HOT_INLINE void send_tlp(pcie_port *p, const pcie_tlp *t, uint16_t seq, bool replayed, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(&p->pool);
-    k->kind = PCIE_PKT_TLP;
+    sim_pkt *m;
+    uint32_t wire_bytes = tlp_wire_bytes(t);
+    pcie_pkt *k = pkt_alloc(p, &m, PCIE_PKT_TLP, wire_bytes);
+    m->payload_bytes = pcie_tlp_payload(t);
     k->seq = seq;
     k->tlp = *t;                  /* the wire carries its own copy: the receiver never reads this replay buffer */
     k->replayed = replayed;
-    k->bytes = tlp_wire_bytes(t);
     if (replayed) {
         p->st_tx.tlps_replayed++;
-        p->st_tx.tlp_replay_wire_bytes += k->bytes;
+        p->st_tx.tlp_replay_wire_bytes += wire_bytes;
     } else {
         p->st_tx.tlps_new++;
-        p->st_tx.tlp_wire_bytes += k->bytes;
+        p->st_tx.tlp_wire_bytes += wire_bytes;
     }
-    wire_send(p, k, now);
+    wire_send(p, m, k, now);
     pcie_replay_timer_start(p, p->last_tx_end);
 }
 
 void pcie_send_dllp(pcie_port *p, enum pcie_pkt_kind kind, unsigned cls, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(&p->pool);
-    k->kind = (uint8_t)kind;
-    k->bytes = PCIE_DLLP_BYTES;
+    sim_pkt *m;
+    pcie_pkt *k = pkt_alloc(p, &m, (uint8_t)kind, PCIE_DLLP_BYTES);
     pcie_dir_stats *s = &p->st_tx;
     s->dllps++;
     s->dllp_bytes += PCIE_DLLP_BYTES;
@@ -203,17 +202,16 @@ void pcie_send_dllp(pcie_port *p, enum pcie_pkt_kind kind, unsigned cls, sim_tim
         break;
     default: sim_fatal("pcie %s: not a DLLP kind %d", p->name, kind);
     }
-    wire_send(p, k, now);
+    wire_send(p, m, k, now);
 }
 
 void pcie_send_skp(pcie_port *p, sim_time_ps now)
 {
-    pcie_pkt *k = pkt_alloc(&p->pool);
-    k->kind = PCIE_PKT_SKP;
-    k->bytes = p->phy.skp_bytes;
+    sim_pkt *m;
+    pcie_pkt *k = pkt_alloc(p, &m, PCIE_PKT_SKP, p->phy.skp_bytes);
     p->st_tx.skps++;
-    p->st_tx.skp_bytes += k->bytes;
-    wire_send(p, k, now);
+    p->st_tx.skp_bytes += m->wire_bytes;
+    wire_send(p, m, k, now);
 }
 
 bool pcie_skp_due(pcie_port *p, sim_time_ps now)
