@@ -116,6 +116,11 @@ void pcie_port_get_counters(const pcie_port *p, pcie_port_counters *c);
  * 0 = fine, else -1 with the reason in why. */
 int pcie_port_check(pcie_port *p, bool drained, char *why, size_t n);
 
+/* A completer's answer to read request mrd (it received it on p): CplDs with
+ * mrd's tag, each but the last ending on an RCB boundary and at most MPS (one
+ * RCB piece with split_rcb), byte_count counting down (pcie_dma.c). */
+void pcie_port_submit_completions(pcie_port *p, const pcie_tlp *mrd, unsigned mps, unsigned rcb, bool split_rcb, bool ecrc);
+
 /* Label of a packet on its links, for waves (sim_link_trace). */
 void pcie_pkt_label(const void *msg, char *buf, size_t n);
 

@@ -186,30 +186,7 @@ static void req_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
 /* ---- completer -------------------------------------------------------------------- */
 static void cpl_generate(pcie_sys *s, const pcie_tlp *mrd)
 {
-    uint64_t addr = mrd->addr;
-    uint32_t remaining = mrd->len;
-    uint32_t rcb = s->cfg.rcb;
-    while (remaining) {
-        /* every completion but the last ends on an RCB boundary and is at most MPS
-         * (or exactly one RCB piece with cpl_split_rcb) */
-        uint32_t max_len = s->cfg.cpl_split_rcb ? rcb : s->cfg.mps;
-        uint32_t len = max_len - (uint32_t)(addr & (rcb - 1));
-        if (len > remaining) len = remaining;
-        pcie_tlp c = { 0 };
-        c.type = PCIE_TLP_CPLD;
-        c.addr = addr;
-        c.len = len;
-        c.byte_count = remaining;
-        c.tag = mrd->tag;
-        c.hdr_bytes = 12;
-        c.ecrc = s->cfg.ecrc;
-        c.xfer = mrd->xfer;
-        c.xfer_start_ps = mrd->xfer_start_ps;
-        c.last = len == remaining;
-        pcie_port_submit(s->cpl, &c);
-        addr += len;
-        remaining -= len;
-    }
+    pcie_port_submit_completions(s->cpl, mrd, s->cfg.mps, s->cfg.rcb, s->cfg.cpl_split_rcb, s->cfg.ecrc);
 }
 
 static void cpl_run(void *ctx)
