@@ -1,0 +1,206 @@
+/* Kind "gpu": a PCIe endpoint with HBM and one copy engine. h2d: the engine
+ * reads host memory with MRd of up to MRRS bytes (never crossing an MRRS
+ * boundary), one tag each, as long as a tag is free; the CplDs go to HBM.
+ * d2h: the engine reads HBM and writes host memory with MWr of up to MPS.
+ * The read bandwidth is whatever tags, MRRS, RCB and completion credits
+ * let through the port; nothing here paces it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/server/server_impl.h"
+
+#define HOST_BUF_ADDR 0x100000000ull     /* the pinned host buffer (64-bit: 4DW headers) */
+
+typedef struct tag_ent { bool busy; uint32_t remaining; uint64_t next_addr; } tag_ent;
+
+struct server_gpu {
+    sim_fabric *f;
+    sim_kernel *k;
+    uint32_t node;
+    const server_cfg *cfg;
+    unsigned gen, lanes;
+    pcie_port *port;
+    char name[16];
+    uint64_t off;                    /* next byte of the copy to request (h2d) or write (d2h) */
+    tag_ent *tags;
+    uint16_t *free_tags; unsigned n_free_tags;
+    sim_time_ps hbm_free_ps;
+    sim_event wake_ev;               /* d2h: HBM data of the next MWr is ready */
+    sim_process wake_proc;
+    server_copy_stats st;            /* h2d */
+    sim_trace *tr;
+    sim_trace_var tv_tags, tv_bytes;
+};
+
+/* waves: the copy engine's outstanding reads and bytes moved (received h2d, sent d2h) */
+static void trace_engine(server_gpu *g)
+{
+    sim_trace_u64(g->tr, g->tv_tags, g->cfg->tags - g->n_free_tags);
+    sim_trace_u64(g->tr, g->tv_bytes, g->cfg->dir == SERVER_H2D ? g->st.bytes_received : g->off);
+}
+
+static uint8_t hdr_bytes(uint64_t addr) { return addr >= (1ull << 32) ? 16 : 12; }
+
+static void refill(void *ctx, pcie_port *p, unsigned cls)
+{
+    server_gpu *g = ctx;
+    const server_cfg *c = g->cfg;
+    sim_time_ps now = pcie_port_tl_now(p);
+    if (c->dir == SERVER_H2D && (cls == PCIE_FC_NP || cls == PCIE_FC_CLASSES)) {
+        while (g->off < c->bytes && g->n_free_tags && pcie_port_queued(p, PCIE_FC_NP) < SERVER_TL_QUEUE_DEPTH) {
+            uint64_t addr = HOST_BUF_ADDR + g->off;
+            uint64_t len = c->mrrs - (addr & (c->mrrs - 1));
+            if (len > c->bytes - g->off) len = c->bytes - g->off;
+            uint16_t tag = g->free_tags[--g->n_free_tags];
+            g->tags[tag] = (tag_ent){ true, (uint32_t)len, addr };
+            pcie_tlp t = { 0 };
+            t.type = PCIE_TLP_MRD;
+            t.addr = addr;
+            t.len = (uint32_t)len;
+            t.tag = tag;
+            t.hdr_bytes = hdr_bytes(addr);
+            t.xfer_start_ps = 0;
+            g->off += len;
+            pcie_port_submit(p, &t);
+        }
+        trace_engine(g);
+    }
+    if (c->dir == SERVER_D2H && (cls == PCIE_FC_P || cls == PCIE_FC_CLASSES)) {
+        while (g->off < c->bytes && pcie_port_queued(p, PCIE_FC_P) < SERVER_TL_QUEUE_DEPTH) {
+            uint64_t addr = HOST_BUF_ADDR + g->off;
+            uint64_t len = c->mps - (addr & (c->mps - 1));
+            if (len > c->bytes - g->off) len = c->bytes - g->off;
+            /* its data comes out of HBM first: latency once, then the HBM's rate */
+            sim_time_ps ready = server_ns_ps(c->hbm_ns) + server_bytes_ps(g->off + len, c->hbm_GBps);
+            if (ready > now) {
+                sim_time_ps sn = sim_now(g->k);
+                sim_event_notify_at(&g->wake_ev, ready > sn ? ready - sn : 0);
+                return;
+            }
+            pcie_tlp t = { 0 };
+            t.type = PCIE_TLP_MWR;
+            t.addr = addr;
+            t.len = (uint32_t)len;
+            t.hdr_bytes = hdr_bytes(addr);
+            g->off += len;
+            t.last = g->off == c->bytes;
+            pcie_port_submit(p, &t);
+            trace_engine(g);
+        }
+    }
+}
+
+static void wake_run(void *ctx) { server_gpu *g = ctx; refill(g, g->port, PCIE_FC_CLASSES); }
+
+static void deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
+{
+    server_gpu *g = ctx;
+    sim_time_ps now = pcie_port_rx_now(p);
+    if (t->type != PCIE_TLP_CPLD) sim_fatal("%s: unexpected TLP type %u", g->name, t->type);
+    tag_ent *te = t->tag < g->cfg->tags ? &g->tags[t->tag] : NULL;
+    /* a completion answers a request of ours still open, in address order, byte count counting down */
+    if (!te || !te->busy || t->addr != te->next_addr || t->byte_count != te->remaining || t->len > te->remaining) {
+        g->st.addr_errors++;
+        return;
+    }
+    te->remaining -= t->len;
+    te->next_addr += t->len;
+    if (!g->st.tlps_received++) g->st.first_data_ps = now, g->st.first_data_bytes = t->len;
+    g->st.last_data_ps = now;
+    g->st.bytes_received += t->len;
+    sim_time_ps start = now > g->hbm_free_ps ? now : g->hbm_free_ps;
+    g->hbm_free_ps = start + server_bytes_ps(t->len, g->cfg->hbm_GBps);
+    if (g->st.bytes_received == g->cfg->bytes) g->st.done_ps = g->hbm_free_ps + server_ns_ps(g->cfg->hbm_ns);
+    if (te->remaining == 0) {
+        if (!t->last) g->st.addr_errors++;
+        te->busy = false;
+        g->free_tags[g->n_free_tags++] = t->tag;
+        refill(g, p, PCIE_FC_NP);
+    }
+    trace_engine(g);
+}
+
+static void drained(void *ctx, pcie_port *p) { (void)ctx, (void)p; }
+
+static void *gpu_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
+{
+    const server_cfg *c = server_cfg_of(f, "gpu", why, why_n);
+    if (!c) return NULL;
+    const topo *t = sim_fabric_topo(f);
+    unsigned connected = 0;
+    for (unsigned q = 0; q < t->nodes[node].nports; q++) connected += t->nodes[node].port_link[q] >= 0;
+    if (connected != 1) {
+        snprintf(why, why_n, "%u links: the gpu kind has one PCIe port (NVLink ports come with the collectives issue)", connected);
+        return NULL;
+    }
+    server_gpu *g = calloc(1, sizeof *g);
+    if (!g) sim_fatal("out of memory");
+    if (server_node_links(t, node, &g->gen, &g->lanes, why, why_n)) { free(g); return NULL; }
+    g->f = f;
+    g->k = sim_fabric_kernel(f);
+    g->node = node;
+    g->cfg = c;
+    g->tags = calloc(c->tags, sizeof *g->tags);
+    g->free_tags = calloc(c->tags, sizeof *g->free_tags);
+    if (!g->tags || !g->free_tags) sim_fatal("out of memory");
+    for (unsigned i = 0; i < c->tags; i++) g->free_tags[g->n_free_tags++] = (uint16_t)(c->tags - 1 - i);
+    sim_event_init(&g->wake_ev, g->k, "gpu_hbm");
+    sim_method_init(&g->wake_proc, g->k, "gpu_copy_engine", wake_run, g);
+    sim_sensitive(&g->wake_proc, &g->wake_ev);
+    sim_dont_initialize(&g->wake_proc);
+    return g;
+}
+
+static void gpu_connect(void *comp, const sim_fabric_port *fp)
+{
+    server_gpu *g = comp;
+    g->port = server_port_new(g->f, fp, g->cfg, g->cfg->gpu_adv, PCIE_DOWN, g->gen, g->lanes, g->name);
+    pcie_port_app app = { g, deliver, refill, drained, NULL };
+    pcie_port_set_app(g->port, &app);
+    g->tr = sim_fabric_trace(g->f);
+    if (g->tr) {
+        sim_trace_push_scope(g->tr, sim_fabric_topo(g->f)->nodes[g->node].name);
+        sim_trace_push_scope(g->tr, "copy_engine");
+        g->tv_tags = sim_trace_add_var(g->tr, "tags_outstanding", 16);
+        g->tv_bytes = sim_trace_add_var(g->tr, "bytes_moved", 40);
+        sim_trace_pop_scope(g->tr);
+        sim_trace_pop_scope(g->tr);
+        trace_engine(g);
+    }
+}
+
+/* the copy engine has its first TLPs ready at t=0; they go once the link is up */
+static void gpu_start(void *comp) { server_gpu *g = comp; refill(g, g->port, PCIE_FC_CLASSES); }
+
+static int gpu_check(const void *comp, bool drained_, char *why, size_t why_n)
+{
+    const server_gpu *g = comp;
+    char w[400];
+    if (pcie_port_check(g->port, drained_, w, sizeof w)) { snprintf(why, why_n, "%s: %s", g->name, w); return -1; }
+    if (g->st.addr_errors) {
+        snprintf(why, why_n, "%llu completions not matching an open request (tag, address, byte count)", (unsigned long long)g->st.addr_errors);
+        return -1;
+    }
+    if (drained_ && g->n_free_tags != g->cfg->tags) { snprintf(why, why_n, "%u tags never completed", g->cfg->tags - g->n_free_tags); return -1; }
+    return 0;
+}
+
+static void gpu_free(void *comp)
+{
+    server_gpu *g = comp;
+    pcie_port_free(g->port);
+    free(g->tags);
+    free(g->free_tags);
+    free(g);
+}
+
+bool server_gpu_copy_done(const server_gpu *g) { return g->off == g->cfg->bytes && g->n_free_tags == g->cfg->tags; }
+void server_gpu_stats(const server_gpu *g, server_copy_stats *s) { *s = g->st; }
+pcie_port *server_gpu_port(const server_gpu *g) { return g->port; }
+
+static const sim_fabric_kind gpu_kind = {
+    .name = "gpu", .build = gpu_build, .ingress = NULL, .connect = gpu_connect, .start = gpu_start, .check = gpu_check,
+    .reset_stats = NULL, .held = NULL, .free = gpu_free,
+};
+void server_gpu_register(void) { sim_fabric_kind_register(&gpu_kind); }

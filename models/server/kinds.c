@@ -1,0 +1,24 @@
+/* server_register_kinds: the topology kinds "host" and "gpu" and their
+ * fabric components (explicit: static libraries drop unreferenced constructors). */
+#include "models/server/server.h"
+
+void server_host_register(void);
+void server_gpu_register(void);
+
+void server_register_kinds(void)
+{
+    static bool done;   /* a topo kind registered twice is fatal */
+    if (!done) {
+        static const topo_kind host = { .name = "host", .port_prefix = "rp", .max_ports = 64, .default_ports = 1,
+                                        .forwards = false, .params = "ports",
+                                        .help = "root complex: a root port per port, DRAM, completer for MRd, sink for MWr" };
+        static const topo_kind gpu = { .name = "gpu", .port_prefix = "pcie", .max_ports = 1, .default_ports = 1,
+                                       .forwards = false, .params = "ports",
+                                       .help = "GPU endpoint: one PCIe port, HBM, a copy engine (MRd h2d, MWr d2h)" };
+        topo_kind_register(&host);
+        topo_kind_register(&gpu);
+        done = true;
+    }
+    server_host_register();
+    server_gpu_register();
+}
