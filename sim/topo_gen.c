@@ -15,7 +15,8 @@
 static const char gen_help[] =
     "ring:N (3..4096), fullmesh:N (2..64), star:N (2..64), mesh2d:RxC (1..256 each), torus2d:RxC (3..256 each), "
     "torus3d:XxYxZ (3..64 each), fattree:K (even, 2..64), leafspine:LEAVES,SPINES,HOSTS_PER_LEAF[,UPLINKS] "
-    "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64)";
+    "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64), "
+    "host-gpu:gen=G,lanes=L (G 1..6, L 1|2|4|8|16; kinds host and gpu: models/server)";
 
 const char *topo_generators_help(void) { return gen_help; }
 
@@ -113,6 +114,47 @@ static void leafspine(topo *t, unsigned leaves, unsigned spines, unsigned hpl, u
             for (unsigned u = 0; u < up; u++) add_link(t, leaf0 + l, spine0 + s);
 }
 
+static unsigned read_uint(const char *s, unsigned *v);
+
+/* host-gpu:gen=G,lanes=L -- one host (host0), one GPU (gpu0), one PCIe link
+ * of preset pcie-genG-xL. The PCIe ports put their own framing, DLLPs and
+ * SKPs on the wire, so the link runs at the PHY's raw rate; that is the
+ * preset's for Gen1-5, while the Gen6 preset already takes 242/256 for its
+ * flits, which the PCIe port models itself: the Gen6 link gets the raw rate
+ * (64 GT/s x lanes / 8, 1b/1b) instead. */
+static topo *host_gpu(topo *t, const char *args, char *err, size_t errlen)
+{
+    unsigned gen = 0, lanes = 0;
+    bool have_gen = false, have_lanes = false;
+    const char *s = args;
+    while (*s) {
+        unsigned *v = NULL;
+        if (!strncmp(s, "gen=", 4)) v = &gen, have_gen = true, s += 4;
+        else if (!strncmp(s, "lanes=", 6)) v = &lanes, have_lanes = true, s += 6;
+        else return topo_fail(t, err, errlen, "host-gpu: bad argument '%.40s'; allowed: gen=G,lanes=L", s);
+        unsigned n = read_uint(s, v);
+        if (!n) return topo_fail(t, err, errlen, "host-gpu: bad number in '%.40s'; allowed: gen=G,lanes=L", args);
+        s += n;
+        if (*s == ',') s++;
+        else if (*s) return topo_fail(t, err, errlen, "host-gpu: bad separator in '%.40s'; allowed: gen=G,lanes=L", args);
+    }
+    if (!have_gen || !have_lanes) return topo_fail(t, err, errlen, "host-gpu: needs gen=G,lanes=L (G 1..6, L 1|2|4|8|16)");
+    if (gen < 1 || gen > 6) return topo_fail(t, err, errlen, "host-gpu: gen=%u out of range; allowed: 1..6", gen);
+    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
+        return topo_fail(t, err, errlen, "host-gpu: lanes=%u; allowed: 1, 2, 4, 8, 16", lanes);
+    if (!topo_kind_find("host") || !topo_kind_find("gpu"))
+        return topo_fail(t, err, errlen, "host-gpu: kinds host and gpu are not registered (server_register_kinds, models/server)");
+    snprintf(t->generator, sizeof t->generator, "host-gpu");
+    set_level(t, add_node(t, "host", 1, "host0"), 1);
+    set_level(t, add_node(t, "gpu", 1, "gpu0"), 0);
+    char preset[32], lerr[1024];
+    snprintf(preset, sizeof preset, "pcie-gen%u-x%u", gen, lanes);
+    double GBps = gen == 6 ? 64.0 * lanes / 8.0 : -1;
+    if (topo_add_link(t, "host0", "gpu0", preset, -1, GBps, lerr, sizeof lerr) < 0) sim_fatal("generator: %s", lerr);
+    if (topo_finish(t, err, errlen)) sim_fatal("generator host-gpu made a bad graph: %s", err);
+    return t;
+}
+
 /* Strict decimal: digits only, at most 7 of them. Returns chars read or 0. */
 static unsigned read_uint(const char *s, unsigned *v)
 {
@@ -151,6 +193,7 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
     const char *args = colon + 1;
     topo *t = topo_new(default_preset, err, errlen);
     if (!t) return NULL;
+    if (nlen == 8 && !strncmp(spec, "host-gpu", 8)) return host_gpu(t, args, err, errlen);
     unsigned v[4] = { 0, 0, 0, 1 };
     char sep = !strcmp(name, "leafspine") ? ',' : 'x';
     unsigned want = !strcmp(name, "mesh2d") || !strcmp(name, "torus2d") ? 2
