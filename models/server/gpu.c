@@ -26,6 +26,8 @@ struct server_gpu {
     tag_ent *tags;
     uint16_t *free_tags; unsigned n_free_tags;
     sim_time_ps hbm_free_ps;
+    bool launched;                   /* the copy starts once the link is up (DL_Active): not link training */
+    sim_time_ps launch_ps;
     sim_event wake_ev;               /* d2h: HBM data of the next MWr is ready */
     sim_process wake_proc;
     server_copy_stats st;            /* h2d */
@@ -46,6 +48,7 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
 {
     server_gpu *g = ctx;
     const server_cfg *c = g->cfg;
+    if (!g->launched) return;
     sim_time_ps now = pcie_port_tl_now(p);
     if (c->dir == SERVER_H2D && (cls == PCIE_FC_NP || cls == PCIE_FC_CLASSES)) {
         while (g->off < c->bytes && g->n_free_tags && pcie_port_queued(p, PCIE_FC_NP) < SERVER_TL_QUEUE_DEPTH) {
@@ -72,7 +75,7 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
             uint64_t len = c->mps - (addr & (c->mps - 1));
             if (len > c->bytes - g->off) len = c->bytes - g->off;
             /* its data comes out of HBM first: latency once, then the HBM's rate */
-            sim_time_ps ready = server_ns_ps(c->hbm_ns) + server_bytes_ps(g->off + len, c->hbm_GBps);
+            sim_time_ps ready = g->launch_ps + server_ns_ps(c->hbm_ns) + server_bytes_ps(g->off + len, c->hbm_GBps);
             if (ready > now) {
                 sim_time_ps sn = sim_now(g->k);
                 sim_event_notify_at(&g->wake_ev, ready > sn ? ready - sn : 0);
@@ -91,7 +94,21 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
     }
 }
 
-static void wake_run(void *ctx) { server_gpu *g = ctx; refill(g, g->port, PCIE_FC_CLASSES); }
+#define LAUNCH_POLL_PS 1000u   /* how often the driver looks whether the link is up */
+
+static void wake_run(void *ctx)
+{
+    server_gpu *g = ctx;
+    if (!g->launched) {
+        if (!pcie_port_active_ps(g->port)) {
+            sim_event_notify_at(&g->wake_ev, LAUNCH_POLL_PS);
+            return;
+        }
+        g->launched = true;
+        g->launch_ps = sim_now(g->k);
+    }
+    refill(g, g->port, PCIE_FC_CLASSES);
+}
 
 static void deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
 {
@@ -170,8 +187,12 @@ static void gpu_connect(void *comp, const sim_fabric_port *fp)
     }
 }
 
-/* the copy engine has its first TLPs ready at t=0; they go once the link is up */
-static void gpu_start(void *comp) { server_gpu *g = comp; refill(g, g->port, PCIE_FC_CLASSES); }
+/* the copy is launched once the link is up (polled), so its time never includes link training */
+static void gpu_start(void *comp)
+{
+    server_gpu *g = comp;
+    if (g->cfg->bytes) sim_event_notify_at(&g->wake_ev, LAUNCH_POLL_PS);
+}
 
 static int gpu_check(const void *comp, bool drained_, char *why, size_t why_n)
 {
@@ -195,6 +216,7 @@ static void gpu_free(void *comp)
     free(g);
 }
 
+sim_time_ps server_gpu_launch_ps(const server_gpu *g) { return g->launch_ps; }
 bool server_gpu_copy_done(const server_gpu *g) { return g->off == g->cfg->bytes && g->n_free_tags == g->cfg->tags; }
 void server_gpu_stats(const server_gpu *g, server_copy_stats *s) { *s = g->st; }
 pcie_port *server_gpu_port(const server_gpu *g) { return g->port; }

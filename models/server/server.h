@@ -61,6 +61,8 @@ typedef struct server_copy_stats {
 } server_copy_stats;
 
 bool server_gpu_copy_done(const server_gpu *g);
+/* When the copy engine launched the copy: the first poll that found the link up (DL_Active). */
+sim_time_ps server_gpu_launch_ps(const server_gpu *g);
 void server_gpu_stats(const server_gpu *g, server_copy_stats *s);   /* h2d */
 void server_host_stats(const server_host *h, server_copy_stats *s); /* d2h (and dram_bytes either way) */
 /* The PCIe port on fabric port `port` (NULL when unconnected). */
