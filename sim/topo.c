@@ -515,12 +515,12 @@ topo *topo_from_string(const char *spec, const char *default_preset, char *err, 
         fail(err, errlen, "empty; allowed: a JSON file path or a generator: %s", topo_generators_help());
         return NULL;
     }
-    /* "name:..." where name is a word is a generator (an unknown one is an
+    /* "name:..." where name is a word ([A-Za-z0-9_-]) is a generator (an unknown one is an
      * error naming the generators); anything else is a file path. */
     const char *colon = strchr(spec, ':');
     bool word = colon && colon > spec;
     for (const char *p = spec; word && p < colon; p++)
-        if (!isalnum((unsigned char)*p)) word = false;
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_') word = false;
     if (word) return topo_generate(spec, default_preset, err, errlen);
     return topo_from_json_file(spec, default_preset, err, errlen);
 }

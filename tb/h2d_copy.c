@@ -157,9 +157,8 @@ static void h2d_run(sim_test_ctx *c)
     snprintf(spec, sizeof spec, "host-gpu:gen=%u,lanes=%u", gen, lanes);
     server_register_kinds();
     char err[1024];
-    /* topo_generate: "host-gpu" has a '-', which topo_from_string takes for a file path;
-     * host-gpu chooses its link's preset from gen and lanes, the default preset is unused */
-    topo *t = topo_generate(spec, "pcie-gen5-x16", err, sizeof err);
+    /* host-gpu chooses its link's preset from gen and lanes: the default preset is unused */
+    topo *t = topo_from_string(spec, "pcie-gen5-x16", err, sizeof err);
     if (!t) sim_input_error("h2d_copy: %s", err);
     sim_test_configured(c);
 
