@@ -152,6 +152,7 @@ typedef struct src_rig {
     sim_clock_domain *clk;
     traffic_dest dest;
     tep_cfg cfg;
+    tep_sched *sched;
     tep *e[SRC_PORTS];
     sim_link *tx[SRC_PORTS], *rx[SRC_PORTS];
     src_sink sinks[SRC_PORTS];
@@ -180,7 +181,8 @@ static void src_rig_init_caps(src_rig *g, double load, uint64_t seed, bool saf, 
     ec->seed = seed;
     ec->src_soft_pkts = soft;
     ec->src_hard_pkts = hard;
-    for (int i = 0; i < SRC_PORTS; i++) g->e[i] = tep_new(g->k, g->clk, ec, i);
+    g->sched = tep_sched_new(g->k, g->clk);
+    for (int i = 0; i < SRC_PORTS; i++) g->e[i] = tep_new(g->k, g->sched, ec, i);
     for (int i = 0; i < SRC_PORTS; i++) {
         sim_link_cfg lc = { 0 };
         lc.bandwidth_GBps = link_GBps;
@@ -206,6 +208,7 @@ static void src_rig_free(src_rig *g)
         sim_link_free(g->tx[i]);
         sim_link_free(g->rx[i]);
     }
+    tep_sched_free(g->sched);
     sim_clock_free(g->clk);
     sim_kernel_free(g->k);
 }

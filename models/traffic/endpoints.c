@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool tep_cycle(void *ctx, uint64_t cycle);
+static bool sched_cycle(void *ctx, uint64_t cycle);
 static uint64_t bernoulli_gap(sim_rng *r, double p, double log1m_p);
 static void tep_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits);
 
@@ -24,10 +24,24 @@ static uint64_t dest_reach(const traffic_dest *d, int src)
     }
 }
 
-tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, int port)
+tep_sched *tep_sched_new(sim_kernel *k, sim_clock_domain *clk)
+{
+    tep_sched *s = calloc(1, sizeof *s);
+    if (!s) sim_fatal("out of memory");
+    s->k = k;
+    s->wheel_next = UINT64_MAX; /* the first cycle files every endpoint */
+    s->far_min = UINT64_MAX;
+    sim_clock_add(clk, &s->h, "endpoints", sched_cycle, s);
+    return s;
+}
+
+void tep_sched_free(tep_sched *s) { free(s); }
+
+tep *tep_new(sim_kernel *k, tep_sched *s, const tep_cfg *cfg, int port)
 {
     if (port < 0 || port >= cfg->ports || cfg->ports > TRAFFIC_MAX_PORTS)
         sim_fatal("endpoints: port %d of %d (allowed up to %d ports)", port, cfg->ports, TRAFFIC_MAX_PORTS);
+    if (s->members >> port & 1) sim_fatal("endpoints: two endpoints at port %d", port);
     tep *e = calloc(1, sizeof *e);
     if (!e) sim_fatal("out of memory");
     e->k = k;
@@ -50,8 +64,11 @@ tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg, int port)
     sim_rng_seed_stream(&e->rng, cfg->seed, 0x1000u + (uint64_t)port);
     e->next_arrival = bernoulli_gap(&e->rng, e->p_packet, e->log1m_p_packet);
     e->dest_reach = cfg->dest ? dest_reach(cfg->dest, port) : 0;
-    for (int s = 0; s < TRAFFIC_MAX_PORTS; s++) e->from[s].last_seq = -1;
-    sim_clock_add(clk, &e->h, "endpoint", tep_cycle, e);
+    for (int src = 0; src < TRAFFIC_MAX_PORTS; src++) e->from[src].last_seq = -1;
+    e->sched = s;
+    s->ep[port] = e;
+    s->members |= 1ULL << port;
+    if (e->injecting) s->inject_mask |= 1ULL << port;
     return e;
 }
 
@@ -65,6 +82,8 @@ void tep_free(tep *e, bool drained)
         }
         free(e->q[q].rest);
     }
+    e->sched->members &= ~(1ULL << e->idx);
+    e->sched->ep[e->idx] = NULL;
     if (drained) sim_pkt_pool_free(&e->pool);
     else sim_pkt_pool_leak_ok(&e->pool);
     free(e);
@@ -81,8 +100,8 @@ void tep_attach(tep *e, sim_link *tx, sim_link *rx)
 /* The source acts at the next edge its handler runs. */
 static void wake(tep *e)
 {
-    e->due_cycle = 0;
-    sim_clock_wake(&e->h);
+    e->sched->due_cycle[e->idx] = 0;
+    e->sched->wake_mask |= 1ULL << e->idx;
 }
 
 /* Credits a unicast queue's head packet needs to go (store-and-forward: the
@@ -172,7 +191,7 @@ static inline void make_arrival(tep *e)
 {
     const uint64_t at = e->next_arrival;
     e->next_arrival = at + 1 + bernoulli_gap(&e->rng, e->p_packet, e->log1m_p_packet);
-    new_bernoulli_packet(e, traffic_dest_pick(e->cfg.dest, e->idx, &e->rng), sim_clock_edge_time(e->h.dom, at));
+    new_bernoulli_packet(e, traffic_dest_pick(e->cfg.dest, e->idx, &e->rng), sim_clock_edge_time(e->sched->h.dom, at));
 }
 
 /* The Bernoulli packets due by `cycle` join the source's queues, each as of
@@ -355,7 +374,7 @@ static inline uint64_t wire_cycles(tep *e, sim_time_ps ps)
 {
     if (ps != e->wire_ps) {
         e->wire_ps = ps;
-        e->wire_cycles = (ps + e->h.dom->period_ps - 1) / e->h.dom->period_ps;
+        e->wire_cycles = (ps + e->sched->h.dom->period_ps - 1) / e->sched->h.dom->period_ps;
     }
     return e->wire_cycles;
 }
@@ -435,7 +454,9 @@ static int tep_port_cycle(tep *e, uint64_t cycle, sim_time_ps now)
 static void set_due(tep *e, uint64_t cycle, sim_time_ps now, bool blocked)
 {
     const bool work = e->cur_q >= 0 || e->queued;
-    e->work = work;
+    const uint64_t bit = 1ULL << e->idx;
+    tep_sched *s = e->sched;
+    s->pending_mask = work && e->sending ? s->pending_mask | bit : s->pending_mask & ~bit;
     e->blocked = blocked;
     const bool wire_busy = e->tx_free_ps > now; /* free at tx_free_cycle, the first edge at or after tx_free_ps */
     uint64_t due = UINT64_MAX;
@@ -449,30 +470,29 @@ static void set_due(tep *e, uint64_t cycle, sim_time_ps now, bool blocked)
         uint64_t ready = wire_busy ? e->tx_free_cycle : cycle + 1;
         if (ready < due) due = ready;
     }
-    e->due_cycle = due; /* always after `cycle` */
+    file_due(s, e->idx, due, cycle);
 }
 
-/* The endpoint's clock handler: the source acts in the cycles it is due
- * (set_due), and only looks at the others. It stays on while Bernoulli
- * generation is on (at every endpoint, so that all of them have run the
- * same cycles: tep_catch_up), while it has packets to send, or while it
- * waits for credits; an endpoint that has nothing to do sleeps until
- * tep_credit or tep_set_message wakes it. */
-static bool tep_cycle(void *ctx, uint64_t cycle)
+/* The scheduler's clock handler: the endpoints due now act, in port order.
+ * It stays on while some endpoint generates Bernoulli packets, or has
+ * packets to send (acted on now or skipped: a skipped endpoint is as it was
+ * after its last cycle). */
+static bool sched_cycle(void *ctx, uint64_t cycle)
 {
-    tep *e = ctx;
-    if (!e->started) {
-        /* a source visited at every cycle from here on would make a packet
-         * drawn for an earlier cycle now */
-        e->started = true;
-        if (e->next_arrival < cycle) e->next_arrival = cycle;
+    tep_sched *s = ctx;
+    const sim_time_ps now = sim_now(s->k);
+    bool busy = s->inject_mask != 0;
+    if (s->wheel_next == UINT64_MAX) /* a source visited at every cycle from here on would make a packet drawn for an earlier cycle now */
+        for (uint64_t m = s->members; m; m &= m - 1)
+            if (s->ep[__builtin_ctzll(m)]->next_arrival < cycle) s->ep[__builtin_ctzll(m)]->next_arrival = cycle;
+    const uint64_t due = take_due(s, cycle);
+    for (uint64_t m = due; m; m &= m - 1) {
+        tep *e = s->ep[__builtin_ctzll(m)];
+        const int st = tep_port_cycle(e, cycle, now);
+        busy |= st != TEP_IDLE;
+        set_due(e, cycle, now, st == TEP_BLOCKED);
     }
-    e->last_cycle = cycle;
-    if (e->due_cycle > cycle) return e->injecting || (e->sending && e->work); /* as it was after its last cycle */
-    const sim_time_ps now = sim_now(e->k);
-    const int st = tep_port_cycle(e, cycle, now);
-    set_due(e, cycle, now, st == TEP_BLOCKED);
-    return e->injecting || st != TEP_IDLE;
+    return busy || (s->pending_mask & s->members & ~due);
 }
 
 void tep_set_message(tep *e, traffic_message *m)
@@ -487,14 +507,15 @@ void tep_set_message(tep *e, traffic_message *m)
         e->mc_mask = m->dest_mask;
     }
     wake(e);
+    sim_clock_wake(&e->sched->h);
 }
 
 void tep_expect_message(tep *e, uint64_t bytes) { e->msg_bytes_total = bytes; }
 
 void tep_catch_up(tep *e)
 {
-    if (!e->started || !e->bernoulli) return; /* no cycle ran yet, or nothing more to make */
-    make_arrivals(e, e->last_cycle);
+    if (e->sched->wheel_next == UINT64_MAX || !e->bernoulli) return; /* no cycle ran yet, or nothing more to make */
+    make_arrivals(e, e->sched->wheel_next - 1);
 }
 
 /* Packets arrived by `cycle` and not made (the queues full): counted by
@@ -515,8 +536,8 @@ static uint64_t unmade_packets(const tep *e, uint64_t cycle)
 uint64_t tep_unmade_copies(const tep *e)
 {
     if (!e->bernoulli) return e->unmade_copies_at_stop;
-    if (!e->started) return 0;
-    return unmade_packets(e, e->last_cycle) * (uint64_t)e->cfg.pkt_flits; /* Bernoulli packets are unicast */
+    if (e->sched->wheel_next == UINT64_MAX) return 0;
+    return unmade_packets(e, e->sched->wheel_next - 1) * (uint64_t)e->cfg.pkt_flits; /* Bernoulli packets are unicast */
 }
 
 void tep_stop_injection(tep *e)
@@ -525,6 +546,7 @@ void tep_stop_injection(tep *e)
     e->unmade_copies_at_stop = tep_unmade_copies(e);
     e->injecting = false;
     e->bernoulli = false;
+    e->sched->inject_mask &= ~(1ULL << e->idx);
 }
 
 uint64_t tep_queued_copies(tep *e)

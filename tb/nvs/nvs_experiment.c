@@ -48,6 +48,7 @@ typedef struct nvs_net {
     sim_groups *groups;       /* the system's multicast groups (the message sources add theirs) */
     sim_link *up[64], *down[64];
     nvswitch *sw;
+    tep_sched *sched;         /* runs the endpoints (one clock handler) */
     tep *ep[64];              /* one endpoint per switch port */
     tep_meter meter;          /* what the sinks measure together (latency, drain, message) */
     char names[128][24];
@@ -84,7 +85,8 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     ecfg.groups = net->groups;
     sim_hist_init(&net->meter.latency_cycles, "latency_cycles");
     ecfg.meter = &net->meter;
-    for (int i = 0; i < n; i++) net->ep[i] = tep_new(k, net->clk, &ecfg, i); /* in port order: the order they act in a cycle */
+    net->sched = tep_sched_new(k, net->clk);
+    for (int i = 0; i < n; i++) net->ep[i] = tep_new(k, net->sched, &ecfg, i);
     net->sw = nvswitch_new(k, net->clk, &swc, tr, why, why_n);
     if (!net->sw) return -1;
     sim_link_cfg lc;
@@ -128,6 +130,7 @@ static void net_free(nvs_net *net, bool drained)
         sim_link_free(net->up[i]);
         sim_link_free(net->down[i]);
     }
+    tep_sched_free(net->sched);
     sim_hist_free(&net->meter.latency_cycles);
     if (net->clk) sim_clock_free(net->clk);
     sim_groups_free(net->groups);
