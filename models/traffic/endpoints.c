@@ -385,7 +385,7 @@ enum { TEP_IDLE = 0, TEP_BUSY, TEP_BLOCKED };
 /* One source in one cycle: inject, cut the message, send what the wire and
  * the credits allow. TEP_BUSY/TEP_BLOCKED if it had packets to send (keeps
  * the handler on); TEP_BLOCKED if they wait for credits. */
-static int tep_port_cycle(tep *e, uint64_t cycle, sim_time_ps now)
+static int tep_source_cycle(tep *e, uint64_t cycle, sim_time_ps now)
 {
     if (bernoulli_on(e) && e->next_arrival <= cycle) make_arrivals(e, cycle);
     if (e->msg && e->sending && e->msg_queued == 0) { /* cut the message lazily: one packet ahead */
@@ -488,7 +488,7 @@ static bool sched_cycle(void *ctx, uint64_t cycle)
     const uint64_t due = take_due(s, cycle);
     for (uint64_t m = due; m; m &= m - 1) {
         tep *e = s->ep[__builtin_ctzll(m)];
-        const int st = tep_port_cycle(e, cycle, now);
+        const int st = tep_source_cycle(e, cycle, now);
         busy |= st != TEP_IDLE;
         set_due(e, cycle, now, st == TEP_BLOCKED);
     }
