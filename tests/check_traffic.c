@@ -152,7 +152,8 @@ typedef struct src_rig {
     sim_clock_domain *clk;
     traffic_dest dest;
     tep_cfg cfg;
-    tep *e;
+    tep_sched *sched;
+    tep *e[SRC_PORTS];
     sim_link *tx[SRC_PORTS], *rx[SRC_PORTS];
     src_sink sinks[SRC_PORTS];
 } src_rig;
@@ -180,14 +181,15 @@ static void src_rig_init_caps(src_rig *g, double load, uint64_t seed, bool saf, 
     ec->seed = seed;
     ec->src_soft_pkts = soft;
     ec->src_hard_pkts = hard;
-    g->e = tep_new(g->k, g->clk, ec);
+    g->sched = tep_sched_new(g->k, g->clk);
+    for (int i = 0; i < SRC_PORTS; i++) g->e[i] = tep_new(g->k, g->sched, ec, i);
     for (int i = 0; i < SRC_PORTS; i++) {
         sim_link_cfg lc = { 0 };
         lc.bandwidth_GBps = link_GBps;
         lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
         g->tx[i] = sim_link_new(g->k, &lc);
         g->rx[i] = sim_link_new(g->k, &lc);
-        tep_attach(g->e, i, g->tx[i], g->rx[i]);
+        tep_attach(g->e[i], g->tx[i], g->rx[i]);
         g->sinks[i] = (src_sink){ log, i };
         sim_link_set_receiver(g->tx[i], recv, &g->sinks[i]);
     }
@@ -201,11 +203,12 @@ static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool 
 
 static void src_rig_free(src_rig *g)
 {
-    tep_free(g->e, false); /* packets are still on their way when a run ends */
     for (int i = 0; i < SRC_PORTS; i++) {
+        tep_free(g->e[i], false); /* packets are still on their way when a run ends */
         sim_link_free(g->tx[i]);
         sim_link_free(g->rx[i]);
     }
+    tep_sched_free(g->sched);
     sim_clock_free(g->clk);
     sim_kernel_free(g->k);
 }
@@ -337,7 +340,6 @@ START_TEST(lazy_records_keep_every_field)
         /* half the offered flit rate on the links: the sources back up */
         src_rig_init(&rig, 0.9, 31, saf, true, 12.5, lazy_sink_recv, &g);
         g.rig = &rig;
-        tep *e = rig.e;
         sim_run(rig.k, SRC_CYCLES * SRC_PERIOD_PS);
         /* tep_queued_copies counts from the queue entries: every flit generated and not yet sent
          * (it catches up first: sources behind a busy wire make their packets when it is free),
@@ -345,11 +347,16 @@ START_TEST(lazy_records_keep_every_field)
          * (~2700 packets a source) is past it, so the sources hold at least that many (more only
          * while a queue would be empty: endpoints.h) and the rest waits in the generator, to be
          * made in arrival order with its arrival times */
-        const uint64_t queued = tep_queued_copies(e), unmade = tep_unmade_copies(e);
-        ck_assert_uint_eq(queued, e->flits_generated - e->copies_sent + unmade);
-        ck_assert_uint_gt(unmade, 0);
+        uint64_t unmade_all = 0;
         for (int i = 0; i < SRC_PORTS; i++) {
-            const tep_port *src = &e->port[i];
+            tep *e = rig.e[i];
+            const uint64_t queued = tep_queued_copies(e), unmade = tep_unmade_copies(e);
+            ck_assert_uint_eq(queued, e->flits_generated - e->copies_sent + unmade);
+            unmade_all += unmade;
+        }
+        ck_assert_uint_gt(unmade_all, 0);
+        for (int i = 0; i < SRC_PORTS; i++) {
+            const tep *e = rig.e[i], *src = e;
             REQUIRE(src->queued >= TEP_SRC_QUEUE_PKTS && src->queued <= TEP_SRC_HARD_PKTS,
                     "port %d: %u packets queued, the caps are %u and %u", i, src->queued, TEP_SRC_QUEUE_PKTS, TEP_SRC_HARD_PKTS);
             REQUIRE(e->source_cap_hits == 0, "%llu cap hits", (unsigned long long)e->source_cap_hits);
@@ -520,12 +527,14 @@ START_TEST(bounded_message_source_matches_unbounded)
             src_rig_init_caps(&rig[v], 0.9, 41, false, voq, 12.5, src_sink_recv, &g[v], cap, v == 0 ? UINT32_MAX : 1u << 20);
             g[v].rig = &rig[v];
             traffic_message_init(&m[v], 1ULL << 2, 1u << 20, 2 * SRC_FLIT_BYTES, false);
-            tep_set_message(rig[v].e, 0, &m[v], false);
+            tep_set_message(rig[v].e[0], &m[v]);
             sim_run(rig[v].k, SRC_CYCLES * SRC_PERIOD_PS);
         }
-        REQUIRE(rig[1].e->source_cap_hits == 0, "voq %d: %llu cap hits", voq, (unsigned long long)rig[1].e->source_cap_hits);
-        REQUIRE(m[0].offset > 0 && rig[0].e->port[0].queued > 100, "voq %d: message cut to %llu B, %u queued: no backlog", voq,
-                (unsigned long long)m[0].offset, rig[0].e->port[0].queued);
+        for (int i = 0; i < SRC_PORTS; i++)
+            REQUIRE(rig[1].e[i]->source_cap_hits == 0, "voq %d port %d: %llu cap hits", voq, i,
+                    (unsigned long long)rig[1].e[i]->source_cap_hits);
+        REQUIRE(m[0].offset > 0 && rig[0].e[0]->queued > 100, "voq %d: message cut to %llu B, %u queued: no backlog", voq,
+                (unsigned long long)m[0].offset, rig[0].e[0]->queued);
         for (int i = 0; i < SRC_PORTS; i++) {
             REQUIRE(g[0].n[i] == g[1].n[i], "voq %d port %d: %d flits unbounded, %d bounded", voq, i, g[0].n[i], g[1].n[i]);
             for (int x = 0; x < g[0].n[i]; x++)

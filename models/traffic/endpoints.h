@@ -1,18 +1,24 @@
-/* The endpoints around a switch: per port a source (Bernoulli packets to a
- * pattern, or a message) that sends over its link toward the switch under the
+/* One endpoint on one switch port: a source (Bernoulli packets to a pattern,
+ * and/or a message) that sends over its link toward the switch under the
  * link's credits, and a sink behind the switch's output link that records
- * per-flit latency, per-flow order, duplicates and message completion.
- * All N sources run in ONE clock handler (no per-port events).
+ * per-flit order, duplicates and message completion per source. Each
+ * endpoint is its own component: its own state, packet pool and statistics;
+ * a network builder (tb/nvs) makes one per switch port and adds their
+ * statistics up. The endpoints of a clock domain are run by one tep_sched,
+ * a clock handler that knows only when each is due (one handler per
+ * endpoint measured 17 % slower at 64 ports: docs/models/nvswitch.md). What no one endpoint can know (every sink's
+ * latency samples, "every copy delivered", "every destination has the
+ * message") goes to an optional tep_meter the builder owns.
  *
  * Links carry sim_pkt (sim/packet.h), whole (store-and-forward) or one flit
- * a part (sim_link_send_part, part = flit index). The sources make their
- * packets from the component's pool (one pool: the N endpoints are one
- * component; a pool per port measured 1-2 % slower, docs/models/nvswitch.md): src = the port, dst = the
- * destination port or SIM_PKT_GROUP (a multicast message: a group of
- * cfg.groups), flow = the port, seq = the flow sequence of flit 0, parts =
- * the flits it travels in (1 whole), wire_bytes = flits x flit_bytes, flags
- * TEP_PKT_MSG for a message's packets. A sink consumes what it gets (its
- * last part): sim_pkt_free. Endpoint address = port index. */
+ * a part (sim_link_send_part, part = flit index). A source makes its packets
+ * from its own pool: src = the port, dst = the destination port or
+ * SIM_PKT_GROUP (a multicast message: a group of cfg.groups), flow = the
+ * port, seq = the flow sequence of flit 0, parts = the flits it travels in
+ * (1 whole), wire_bytes = flits x flit_bytes, flags TEP_PKT_MSG for a
+ * message's packets. A sink consumes what it gets (its last part):
+ * sim_pkt_free, into the sender's pool (sim/packet.h). Endpoint address =
+ * port index. */
 #ifndef TRAFFIC_ENDPOINTS_H
 #define TRAFFIC_ENDPOINTS_H
 
@@ -26,8 +32,23 @@
 #include <stdint.h>
 
 
+/* What the builder measures across endpoints: written by every sink that
+ * has it (cfg.meter), owned and read by the builder. The latency samples of
+ * all sinks share one histogram so that its sums are added in delivery order
+ * (per-sink histograms added up afterwards would round differently). */
+typedef struct tep_meter {
+    sim_hist latency_cycles;    /* flits delivered in the window (cfg.record_latency) */
+    /* drain: stop the kernel once `undelivered` copies more have arrived */
+    bool stop_when_drained;
+    int64_t undelivered;
+    /* message completion: msg_dests destinations (tep_expect_message) */
+    int msg_dests, msg_dests_done;
+    sim_time_ps msg_done_ps;
+    bool stop_when_msg_done;
+} tep_meter;
+
 typedef struct tep_cfg {
-    int ports;
+    int ports;                  /* endpoint addresses 0..ports-1 (packets' src and dst) */
     int flit_bytes;
     sim_time_ps period_ps;      /* one flit time on the link = the switch clock period */
     bool saf;                   /* links carry whole packets (store-and-forward) instead of flits */
@@ -41,15 +62,14 @@ typedef struct tep_cfg {
     traffic_dest *dest;
     /* measurement window for latency and throughput: [warmup_ps, end_ps) */
     sim_time_ps warmup_ps, end_ps;
-    bool record_latency;
+    bool record_latency;        /* into meter->latency_cycles */
+    tep_meter *meter;           /* NULL: none (no latency, no drain or message stop) */
     uint64_t seed;
     /* packets a source holds: soft and hard caps (see TEP_SRC_QUEUE_PKTS);
      * 0: TEP_SRC_QUEUE_PKTS and TEP_SRC_HARD_PKTS; UINT32_MAX for both: an
      * unbounded source (the reference the caps are checked against) */
     uint32_t src_soft_pkts, src_hard_pkts;
 } tep_cfg;
-
-struct tep;
 
 #define TEP_MAX_FLITS 255   /* flits of one packet */
 #define TEP_PKT_MSG 2u      /* sim_pkt.flags: a message's packet (not background) */
@@ -126,18 +146,47 @@ typedef struct tep_queue {
     uint32_t rest_head, len, cap; /* len counts the first entry; cap: the ring's */
 } tep_queue;
 
-/* A sink's view of the flow from one source: both fields are touched by
- * every delivery from it, so they share a line. */
+/* A sink's view of the flow from one source: every field is touched by
+ * every delivery from it (win_from in the window), so they share a line. */
 typedef struct tep_flow_rx {
     int64_t last_seq;           /* last flit sequence seen (-1: none yet) */
     uint64_t recv_from;         /* flit copies received */
+    uint64_t win_from;          /* of them, delivered in the window */
 } tep_flow_rx;
 
-typedef struct tep_port {
+/* Runs the endpoints of a clock domain: at each edge, those due, in port
+ * order. Its state is when each endpoint is next due (the endpoints file
+ * it after their cycle, and wake themselves: tep_credit); it reads nothing
+ * else of theirs and they nothing of each other's. The due cycles are filed
+ * by cycle in a wheel so that a cycle finds its endpoints without looking
+ * at all N: bit i of wheel[c % TEP_WHEEL] when endpoint i is due at cycle c
+ * no more than TEP_WHEEL cycles ahead, else in far_mask (filed into the
+ * wheel once far_min comes that close). An entry whose endpoint's due_cycle
+ * has since moved later is ignored. */
+typedef struct tep_sched {
+    uint64_t due_cycle[TRAFFIC_MAX_PORTS];
+    uint64_t wheel[TEP_WHEEL];
+    uint64_t far_mask, far_min;
+    uint64_t wake_mask;         /* endpoints woken (due now) since the last cycle */
+    uint64_t wheel_next;        /* the cycle whose slot is taken next; another: refile all */
+    uint64_t members;           /* the endpoints it runs */
+    uint64_t pending_mask;      /* endpoints with packets to send and sending on (as of their last cycle) */
+    uint64_t inject_mask;       /* endpoints whose Bernoulli generation is on */
+    struct tep *ep[TRAFFIC_MAX_PORTS];
+    sim_kernel *k;
+    sim_clock_handler h;
+} tep_sched;
+
+/* Its handler joins clk now (make it before the switch: see tb/nvs). */
+tep_sched *tep_sched_new(sim_kernel *k, sim_clock_domain *clk);
+/* After its endpoints. */
+void tep_sched_free(tep_sched *s);
+
+typedef struct tep {
     /* What a source's cycle touches, first and together (about two cache lines). */
-    struct tep *owner;
+    sim_kernel *k;
     sim_link *tx;
-    int idx;
+    int idx;                    /* the port: this endpoint's address */
     int rr;                     /* queue looked at first next time (0..TEP_QUEUES-1) */
     int cur_q;                  /* wormhole: queue of the packet being sent, -1 if none */
     unsigned cur_flit;          /* wormhole: next flit of that packet */
@@ -148,103 +197,83 @@ typedef struct tep_port {
     uint32_t next_id;           /* Bernoulli packets made so far */
     uint64_t next_seq;
     uint64_t next_arrival;      /* cycle of the next Bernoulli packet */
+    tep_sched *sched;
     sim_time_ps tx_free_ps;     /* when the link's serialiser is free again */
     uint64_t tx_free_cycle;     /* the first cycle whose edge is at or after tx_free_ps */
+    bool bernoulli;             /* this source generates Bernoulli packets now */
+    bool injecting;             /* Bernoulli generation is on (cfg: some port injects) */
+    bool sending;               /* the source sends queued packets while true (false: drain the network) */
+    bool blocked;               /* sending waits for credits (woken by their return) */
+    bool mc_queued;             /* the multicast queue is not empty (a pick leaves its struct alone) */
     traffic_message *msg;       /* message source, or NULL */
     uint32_t msg_queued;        /* message packets cut and not yet sent */
     uint32_t mc_group;          /* a multicast message's group (cfg.groups), its destinations mc_mask */
     uint64_t mc_mask;
-    bool mc_queued;             /* the multicast queue is not empty (a pick leaves its struct alone) */
     sim_rng rng;
-    uint64_t generated_flits;
+    double p_packet;
+    double log1m_p_packet;      /* log1p(-p_packet), for the geometric gaps */
+    sim_time_ps wire_ps;        /* the last wire time a send took, and in whole cycles, rounded up */
+    uint64_t wire_cycles;       /* (sends are mostly of one size: no division per send) */
     uint64_t dest_reach;        /* destination queues the pattern can fill (Bernoulli packets) */
+    uint32_t soft_pkts, hard_pkts; /* cfg.src_soft_pkts / src_hard_pkts with the defaults in */
     uint16_t head_flits[TEP_QUEUES]; /* flits of each queue's head packet */
     /* Source queues: one per destination plus one for multicast (src_voq),
      * else queue 0 only (a FIFO). A flow's packets share one queue, so the
      * source keeps per-flow order. */
     tep_queue q[TEP_QUEUES];
-    uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* source: flit copies sent per destination */
-    /* sink: what a delivery touches, together (with its own copy of owner
-     * and idx, so that it leaves the source's lines alone) */
-    struct tep *sink_owner;
-    int sink_idx;
+    /* source statistics */
+    uint64_t copies_sent;
+    uint64_t flits_generated;   /* (made so far: see tep_catch_up) */
+    uint64_t source_cap_hits;   /* picks that needed a packet from the generator at hard_pkts */
+    uint64_t unmade_copies_at_stop; /* arrived by tep_stop_injection but never made (TEP_SRC_QUEUE_PKTS) */
+    uint64_t sent_to[TRAFFIC_MAX_PORTS];   /* flit copies sent per destination */
+    tep_cfg cfg;
+    sim_pkt_pool pool;          /* this source's packets (a sink frees into it) */
+    /* sink: what a delivery touches, together */
     sim_link *rx;
+    tep_meter *meter;           /* cfg.meter */
+    uint64_t copies_delivered, duplicated, out_of_order;
     uint64_t win_out;                      /* flits delivered here in the window */
     uint64_t msg_bytes_total;   /* bytes expected for the message (0 = not a destination) */
     uint64_t msg_bytes_recv;
     sim_time_ps msg_done_ps;
     bool msg_done;
     tep_flow_rx from[TRAFFIC_MAX_PORTS];   /* per source */
-} tep_port;
-
-typedef struct tep {
-    sim_kernel *k;
-    tep_cfg cfg;
-    sim_pkt_pool pool;          /* the sources' packets (the sinks free into it) */
-    /* per port the first cycle its source can act again (skipped before it) */
-    uint64_t due_cycle[TRAFFIC_MAX_PORTS];
-    /* The same, filed by cycle so a cycle finds its sources without looking
-     * at all N: bit i of wheel[c % TEP_WHEEL] when port i is due at cycle c
-     * no more than TEP_WHEEL cycles ahead, else in far_mask (filed into the
-     * wheel once far_min comes that close). An entry whose port's due_cycle
-     * has since moved later is ignored. */
-    uint64_t wheel[TEP_WHEEL];
-    uint64_t far_mask, far_min;
-    uint64_t wake_mask;         /* sources woken (due now) since the last cycle */
-    uint64_t wheel_next;        /* the cycle whose slot is taken next; another: refile all */
-    tep_port port[TRAFFIC_MAX_PORTS];
-    uint64_t win_in[TRAFFIC_MAX_PORTS];    /* per source: its flits delivered in the window (dense: any sink adds) */
-    sim_clock_handler h;
-    bool injecting;             /* Bernoulli sources generate while true */
-    uint64_t inject_mask;       /* the sources generating now: cfg.bernoulli_mask while injecting, else 0 */
-    bool sending;               /* sources send queued packets while true (false: drain the network) */
-    bool stop_when_drained;     /* sim_stop once every copy sent has been delivered */
-    double p_packet;
-    double log1m_p_packet;      /* log1p(-p_packet), for the geometric gaps */
-    sim_time_ps wire_ps;        /* the last wire time a send took, and in whole cycles, rounded up */
-    uint64_t wire_cycles;       /* (sends are mostly of one size: no division per send) */
-    uint64_t work_mask;         /* ports with packets queued or one partly sent */
-    uint64_t blocked_mask;      /* ports whose sending waits for credits (woken by their return) */
-    /* totals */
-    uint64_t copies_sent, copies_delivered, duplicated, out_of_order;
-    uint64_t flits_generated;   /* (made so far: see tep_catch_up) */
-    uint32_t soft_pkts, hard_pkts; /* cfg.src_soft_pkts / src_hard_pkts with the defaults in */
-    uint64_t source_cap_hits;   /* picks that needed a packet from the generator of a source at hard_pkts */
-    uint64_t unmade_copies_at_stop; /* arrived by tep_stop_injection but never made (TEP_SRC_QUEUE_PKTS) */
-    sim_hist latency_cycles;    /* delivered in the window */
-    sim_time_ps first_delivery_ps, last_delivery_ps;
-    /* message completion */
-    int msg_dests, msg_dests_done;
-    sim_time_ps msg_done_ps;
-    bool stop_when_msg_done;
 } tep;
 
-tep *tep_new(sim_kernel *k, sim_clock_domain *clk, const tep_cfg *cfg);
-/* Frees the packets the sources still hold (a partly sent one included:
+/* The endpoint at `port` (0..cfg->ports-1), run by s. */
+tep *tep_new(sim_kernel *k, tep_sched *s, const tep_cfg *cfg, int port);
+/* Frees the packets the source still holds (a partly sent one included:
  * a packet is its sender's until its last part has gone). drained: every
- * other packet they made has been consumed (aborts otherwise: a lost
+ * other packet it made has been consumed (aborts otherwise: a lost
  * packet); false after a run cut short or failed. */
 void tep_free(tep *e, bool drained);
-/* port's links: tx toward the switch, rx from it. */
-void tep_attach(tep *e, int port, sim_link *tx, sim_link *rx);
-/* A message source at port `src` (owned by the caller), and its destinations'
- * expected byte counts; completion stops the kernel if stop_when_done. A
- * multicast message's destinations become a group of cfg.groups. */
-void tep_set_message(tep *e, int src, traffic_message *m, bool stop_when_done);
+/* Its links: tx toward the switch, rx from it. */
+void tep_attach(tep *e, sim_link *tx, sim_link *rx);
+/* A message source (owned by the caller) at this endpoint. A multicast
+ * message's destinations become a group of cfg.groups. */
+void tep_set_message(tep *e, traffic_message *m);
+/* This sink is a destination of a message of `bytes`: done once they are in
+ * (counted in cfg.meter's msg_dests_done; the builder sets msg_dests). */
+void tep_expect_message(tep *e, uint64_t bytes);
 /* A source whose wire is busy makes the Bernoulli packets that arrive
  * meanwhile when the wire is free (they could not go earlier): this makes
  * every packet due by the last cycle run, each as of its own arrival, so the
- * source queues, flits_generated, generated_flits and next_id are as a visit
- * at every arrival would have left them. Call it before reading those. */
+ * source queues, flits_generated and next_id are as a visit at every
+ * arrival would have left them. Call it before reading those. */
 void tep_catch_up(tep *e);
 /* Stop generating Bernoulli traffic (queued packets still go out). */
 void tep_stop_injection(tep *e);
-/* Flit copies still waiting at the sources (not yet sent), in their queues
+/* Stop sending (the network drains); for good. */
+static inline void tep_stop_sending(tep *e)
+{
+    e->sending = false;
+    e->sched->pending_mask &= ~(1ULL << e->idx);
+}
+/* Flit copies still waiting at the source (not yet sent), in its queues
  * and, past TEP_SRC_QUEUE_PKTS, arrived and not yet made; catches up first. */
 uint64_t tep_queued_copies(tep *e);
 /* Of those, the copies of packets that arrived but are not made yet. */
 uint64_t tep_unmade_copies(const tep *e);
-/* Copies sent and not yet delivered. */
-static inline uint64_t tep_in_network(const tep *e) { return e->copies_sent - e->copies_delivered; }
 
 #endif

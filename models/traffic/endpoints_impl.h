@@ -1,5 +1,5 @@
 /* Internal to models/traffic/endpoints*.c: the source queues' rings, the
- * sources' due wheel, and the sink's receive callback (endpoints_sink.c).
+ * scheduler's due wheel, and the sink's receive callback (endpoints_sink.c).
  * Static inline: the rings and the wheel are on every source's hot path. */
 #ifndef TRAFFIC_ENDPOINTS_IMPL_H
 #define TRAFFIC_ENDPOINTS_IMPL_H
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A sink's link receiver: a packet copy or one flit of it arrives at port ctx. */
+/* A sink's link receiver: a packet copy or one flit of it arrives at endpoint ctx. */
 void tep_sink_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
 
 static inline bool queue_empty(const tep_queue *r) { return r->len == 0; }
@@ -65,68 +65,69 @@ static inline void queue_pop(tep_queue *r)
     if (r->cap > 16 && r->len <= r->cap / 4) queue_shrink(r); /* 16: sim_ring_grow's first size */
 }
 
-/* Port i is next due at cycle `due` (UINT64_MAX: never; at or before
+/* Endpoint i is next due at cycle `due` (UINT64_MAX: never; at or before
  * `cycle`: at the next call, as the sources woken). */
-static inline void file_due(tep *e, int i, uint64_t due, uint64_t cycle)
+static inline void file_due(tep_sched *s, int i, uint64_t due, uint64_t cycle)
 {
     const uint64_t bit = 1ULL << i;
-    e->due_cycle[i] = due;
-    e->far_mask &= ~bit;
+    s->due_cycle[i] = due;
+    s->far_mask &= ~bit;
     if (due == UINT64_MAX) return;
     if (due <= cycle) {
-        e->wake_mask |= bit;
+        s->wake_mask |= bit;
     } else if (due - cycle <= TEP_WHEEL) { /* slot cycle % TEP_WHEEL was taken: it is next read at cycle + TEP_WHEEL */
-        e->wheel[due % TEP_WHEEL] |= bit;
+        s->wheel[due % TEP_WHEEL] |= bit;
     } else {
-        e->far_mask |= bit;
-        if (due < e->far_min) e->far_min = due;
+        s->far_mask |= bit;
+        if (due < s->far_min) s->far_min = due;
     }
 }
 
-/* Far sources now within the wheel's reach go into it; returns those due
+/* Far endpoints now within the wheel's reach go into it; returns those due
  * at `cycle` already (woken meanwhile). */
-static inline uint64_t refile_far(tep *e, uint64_t cycle)
+static inline uint64_t refile_far(tep_sched *s, uint64_t cycle)
 {
-    const uint64_t far = e->far_mask;
+    const uint64_t far = s->far_mask;
     uint64_t now_due = 0;
-    e->far_min = UINT64_MAX;
+    s->far_min = UINT64_MAX;
     for (uint64_t m = far; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
-        if (e->due_cycle[i] <= cycle) {
+        if (s->due_cycle[i] <= cycle) {
             now_due |= 1ULL << i;
-            e->far_mask &= ~(1ULL << i);
+            s->far_mask &= ~(1ULL << i);
         } else {
-            file_due(e, i, e->due_cycle[i], cycle);
+            file_due(s, i, s->due_cycle[i], cycle);
         }
     }
     return now_due;
 }
 
-/* The sources due at `cycle`: the wheel's slot if the previous call was at
+/* The endpoints due at `cycle`: the wheel's slot if the previous call was at
  * cycle - 1, else (the first call, or after the handler slept) every source
  * looked at and refiled. */
-static inline uint64_t take_due(tep *e, uint64_t cycle)
+static inline uint64_t take_due(tep_sched *s, uint64_t cycle)
 {
-    uint64_t due = e->wake_mask;
-    e->wake_mask = 0;
-    if (cycle == e->wheel_next) {
-        due |= e->wheel[cycle % TEP_WHEEL];
-        e->wheel[cycle % TEP_WHEEL] = 0;
+    uint64_t due = s->wake_mask;
+    s->wake_mask = 0;
+    if (cycle == s->wheel_next) {
+        due |= s->wheel[cycle % TEP_WHEEL];
+        s->wheel[cycle % TEP_WHEEL] = 0;
     } else {
-        memset(e->wheel, 0, sizeof e->wheel);
-        e->far_mask = 0;
-        e->far_min = UINT64_MAX;
-        for (int i = 0; i < e->cfg.ports; i++) {
-            if (e->due_cycle[i] <= cycle) due |= 1ULL << i;
-            else file_due(e, i, e->due_cycle[i], cycle);
+        memset(s->wheel, 0, sizeof s->wheel);
+        s->far_mask = 0;
+        s->far_min = UINT64_MAX;
+        for (uint64_t m = s->members; m; m &= m - 1) {
+            const int i = __builtin_ctzll(m);
+            if (s->due_cycle[i] <= cycle) due |= 1ULL << i;
+            else file_due(s, i, s->due_cycle[i], cycle);
         }
     }
-    e->wheel_next = cycle + 1;
-    if (e->far_min <= cycle + TEP_WHEEL) due |= refile_far(e, cycle);
-    /* entries of sources whose due cycle moved later since they were filed */
+    s->wheel_next = cycle + 1;
+    if (s->far_min <= cycle + TEP_WHEEL) due |= refile_far(s, cycle);
+    /* entries of endpoints whose due cycle moved later since they were filed */
     for (uint64_t m = due; m; m &= m - 1) {
         const int i = __builtin_ctzll(m);
-        if (e->due_cycle[i] > cycle) due &= ~(1ULL << i);
+        if (s->due_cycle[i] > cycle) due &= ~(1ULL << i);
     }
     return due;
 }

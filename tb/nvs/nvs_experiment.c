@@ -48,7 +48,9 @@ typedef struct nvs_net {
     sim_groups *groups;       /* the system's multicast groups (the message sources add theirs) */
     sim_link *up[64], *down[64];
     nvswitch *sw;
-    tep *ep;
+    tep_sched *sched;         /* runs the endpoints (one clock handler) */
+    tep *ep[64];              /* one endpoint per switch port */
+    tep_meter meter;          /* what the sinks measure together (latency, drain, message) */
     char names[128][24];
     traffic_dest dest;
 } nvs_net;
@@ -81,7 +83,10 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     ecfg.credit_mode = nvswitch_credit_mode(&swc.core);   /* the endpoints spend credits the way the switch counts them */
     ecfg.src_voq = swc.core.queue == XBAR_QUEUE_VOQ;
     ecfg.groups = net->groups;
-    net->ep = tep_new(k, net->clk, &ecfg);
+    sim_hist_init(&net->meter.latency_cycles, "latency_cycles");
+    ecfg.meter = &net->meter;
+    net->sched = tep_sched_new(k, net->clk);
+    for (int i = 0; i < n; i++) net->ep[i] = tep_new(k, net->sched, &ecfg, i);
     net->sw = nvswitch_new(k, net->clk, &swc, tr, why, why_n);
     if (!net->sw) return -1;
     sim_link_cfg lc;
@@ -102,7 +107,7 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
         lc.name = net->names[2 * i + 1];
         net->down[i] = sim_link_new(k, &lc);
         nvswitch_attach(net->sw, i, net->up[i], net->down[i]);
-        tep_attach(net->ep, i, net->up[i], net->down[i]);
+        tep_attach(net->ep[i], net->up[i], net->down[i]);
     }
     if (tr) {
         sim_trace_push_scope(tr, "links");
@@ -120,37 +125,55 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
 static void net_free(nvs_net *net, bool drained)
 {
     nvswitch_free(net->sw, drained);
-    tep_free(net->ep, drained);
     for (int i = 0; i < net->n; i++) {
+        tep_free(net->ep[i], drained);
         sim_link_free(net->up[i]);
         sim_link_free(net->down[i]);
     }
+    tep_sched_free(net->sched);
+    sim_hist_free(&net->meter.latency_cycles);
     if (net->clk) sim_clock_free(net->clk);
     sim_groups_free(net->groups);
+}
+
+/* Copies the endpoints sent and not yet delivered. */
+static uint64_t net_in_network(const nvs_net *net)
+{
+    uint64_t sent = 0, delivered = 0;
+    for (int i = 0; i < net->n; i++) {
+        sent += net->ep[i]->copies_sent;
+        delivered += net->ep[i]->copies_delivered;
+    }
+    return sent - delivered;
 }
 
 /* Stop the sources, let the network empty, then account for every copy. */
 static void net_drain_and_check(nvs_net *net, sim_kernel *k, nvs_conservation *c)
 {
-    tep *e = net->ep;
-    tep_stop_injection(e);
-    e->sending = false;
-    e->stop_when_drained = true;
-    uint64_t inside = tep_in_network(e);
+    for (int i = 0; i < net->n; i++) {
+        tep_stop_injection(net->ep[i]);
+        tep_stop_sending(net->ep[i]);
+    }
+    uint64_t inside = net_in_network(net);
+    net->meter.stop_when_drained = true;
+    net->meter.undelivered = (int64_t)inside;
     sim_time_ps limit = sim_now(k) + (inside + 100000) * net->sw->cfg.period_ps;
     /* The last delivery stops the kernel; a copy that never arrives leaves it
      * idle (or running to the limit if something loops). */
     if (inside) sim_run(k, limit);
     memset(c, 0, sizeof *c);
-    c->copies_sent = e->copies_sent;
-    c->copies_delivered = e->copies_delivered;
-    c->duplicated = e->duplicated;
-    c->out_of_order = e->out_of_order;
+    for (int i = 0; i < net->n; i++) {
+        const tep *e = net->ep[i];
+        c->copies_sent += e->copies_sent;
+        c->copies_delivered += e->copies_delivered;
+        c->duplicated += e->duplicated;
+        c->out_of_order += e->out_of_order;
+    }
     /* Per flow: a flow that got more than was sent has duplicates, fewer lost copies. */
     uint64_t lost = 0, extra = 0;
     for (int s = 0; s < net->n; s++)
         for (int d = 0; d < net->n; d++) {
-            uint64_t sent = e->port[s].sent_to[d], got = e->port[d].from[s].recv_from;
+            uint64_t sent = net->ep[s]->sent_to[d], got = net->ep[d]->from[s].recv_from;
             if (got > sent) extra += got - sent;
             else lost += sent - got;
         }
@@ -224,25 +247,30 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     res->sim_time_ps = sim_now(k);
     res->sim_events = sim_event_count(k);
     res->switch_cycles = net.sw->core_cycles;
-    tep *e = net.ep;
     double win = (double)(cfg->cycles - cfg->warmup);
-    uint64_t tot = 0;
+    uint64_t tot = 0, queued = 0;
     res->throughput_min_input = 1e9;
     for (int i = 0; i < n; i++) {
-        res->per_input[i] = (double)e->win_in[i] / win;
-        res->per_output[i] = (double)e->port[i].win_out / win;
-        tot += e->port[i].win_out;
+        uint64_t win_in = 0; /* source i's flits delivered in the window, at every sink */
+        for (int d = 0; d < n; d++) win_in += net.ep[d]->from[i].win_from;
+        res->per_input[i] = (double)win_in / win;
+        res->per_output[i] = (double)net.ep[i]->win_out / win;
+        tot += net.ep[i]->win_out;
         if (res->per_input[i] < res->throughput_min_input) res->throughput_min_input = res->per_input[i];
         if (res->per_input[i] > res->throughput_max_input) res->throughput_max_input = res->per_input[i];
     }
     res->throughput = (double)tot / (win * n);
     res->offered = cfg->load;
-    res->latency_samples = sim_hist_count(&e->latency_cycles);
-    res->latency_avg_cycles = sim_hist_mean(&e->latency_cycles);
-    res->latency_p99_cycles = sim_hist_percentile(&e->latency_cycles, 99);
-    res->latency_min_cycles = res->latency_samples ? e->latency_cycles.min : 0;
-    res->backlog_end = tep_queued_copies(e) + tep_in_network(e);
-    res->source_cap_hits = e->source_cap_hits;
+    sim_hist *lat = &net.meter.latency_cycles;
+    res->latency_samples = sim_hist_count(lat);
+    res->latency_avg_cycles = sim_hist_mean(lat);
+    res->latency_p99_cycles = sim_hist_percentile(lat, 99);
+    res->latency_min_cycles = res->latency_samples ? lat->min : 0;
+    for (int i = 0; i < n; i++) {
+        queued += tep_queued_copies(net.ep[i]);
+        res->source_cap_hits += net.ep[i]->source_cap_hits;
+    }
+    res->backlog_end = queued + net_in_network(&net);
     net_drain_and_check(&net, k, &res->cons);
     lockstep_result(net.sw, &res->mismatches, &res->cycles_compared, res->first_mismatch, sizeof res->first_mismatch);
     net_free(&net, res->cons.drained);
@@ -280,19 +308,21 @@ int nvs_run_fanout(sim_kernel *k, const nvs_fanout_cfg *cfg, nvs_fanout_result *
         net_free(&net, false);
         return -1;
     }
-    tep *e = net.ep;
-    tep_set_message(e, cfg->src, &msg, true);
+    tep_set_message(net.ep[cfg->src], &msg);
+    net.meter.msg_dests = __builtin_popcountll(mask);
+    net.meter.stop_when_msg_done = true;
+    for (uint64_t d = mask; d; d &= d - 1) tep_expect_message(net.ep[__builtin_ctzll(d)], cfg->bytes);
     /* Generous bound: the message over one link at the port rate, a hundred times over. */
     sim_time_ps ideal = (sim_time_ps)((double)cfg->bytes * cfg->fanout / cfg->net.port_GBps * 1000.0);
     sim_time_ps limit = 100 * ideal + SIM_US(100);
     sim_run(k, limit);
-    res->completed = e->msg_dests_done == e->msg_dests;
-    sim_time_ps done = res->completed ? e->msg_done_ps : sim_now(k);
+    res->completed = net.meter.msg_dests_done == net.meter.msg_dests;
+    sim_time_ps done = res->completed ? net.meter.msg_done_ps : sim_now(k);
     res->completion_ns = (double)done / 1000.0;
-    res->copies_delivered = (uint64_t)e->msg_dests_done;
+    res->copies_delivered = (uint64_t)net.meter.msg_dests_done;
     double sum = 0, mn = 1e300;
     for (uint64_t d = mask; d; d &= d - 1) {
-        tep_port *p = &e->port[__builtin_ctzll(d)];
+        const tep *p = net.ep[__builtin_ctzll(d)];
         double t_ns = p->msg_done ? (double)p->msg_done_ps / 1000.0 : (double)sim_now(k) / 1000.0;
         double gbps = t_ns > 0 ? (double)p->msg_bytes_recv / t_ns : 0;
         sum += gbps;
