@@ -5,7 +5,9 @@
  * events and the same endpoint results. Random settings stress what the
  * masked one skips: small buffers (credit stalls), speedup (input read ports
  * free early), no pipeline delay, two VCs (dor on rings and tori), incast
- * and hotspot contention, and sizes from one credit to many. */
+ * and hotspot contention, and sizes from one credit to many. The same for
+ * the switch's credit wake-ups: only where a credit can matter (the default)
+ * and on every returned credit (the reference). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,93 @@ START_TEST(masked_grants_as_scan)
 }
 END_TEST
 
+/* Orders a grant log by switch, keeping each switch's own order (its grants
+ * are the same either way; switches granting at the same time may log in
+ * another order, being other components). */
+static const grant *by_switch_log;
+static int cmp_by_switch(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    uint32_t x = by_switch_log[i].node, y = by_switch_log[j].node;
+    if (x != y) return x < y ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static size_t *order_by_switch(const grant_log *g)
+{
+    size_t *idx = malloc((g->n ? g->n : 1) * sizeof *idx);
+    ck_assert_ptr_nonnull(idx);
+    for (size_t i = 0; i < g->n; i++) idx[i] = i;
+    by_switch_log = g->v;
+    qsort(idx, g->n, sizeof *idx, cmp_by_switch);
+    return idx;
+}
+
+/* Credit wake-ups only where a credit can matter (the default) against the
+ * reference (every returned credit runs the allocator): a skipped run would
+ * grant nothing at that output (busy serialiser or no entries), and every
+ * other output's run is asked for at the same time anyway, so every switch
+ * makes the same grants at the same times in the same order, with fewer
+ * allocator runs (never more). */
+START_TEST(lazy_credit_wakes_as_always)
+{
+    scenario sc = draw(_i);
+    outcome a, b;
+    sc.sw.credit_wakes_always = true;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &a);
+    sc.sw.credit_wakes_always = false;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &b);
+    char what[256];
+    snprintf(what, sizeof what, "%s pattern %d load %.2f %u B buffer %u speedup %g pipeline %g seed %llu", sc.topo,
+             (int)sc.pattern, sc.load, sc.pkt_bytes, sc.sw.buffer_bytes_per_vc, sc.sw.speedup, sc.sw.pipeline_ns,
+             (unsigned long long)sc.seed);
+    ck_assert_msg(a.grants.n == b.grants.n, "%s: %zu grants always waking, %zu lazy", what, a.grants.n, b.grants.n);
+    size_t *ia = order_by_switch(&a.grants), *ib = order_by_switch(&b.grants);
+    for (size_t g = 0; g < a.grants.n; g++) {
+        const grant *x = &a.grants.v[ia[g]], *y = &b.grants.v[ib[g]];
+        ck_assert_msg(x->t == y->t && x->node == y->node && x->in == y->in && x->out == y->out && x->src == y->src &&
+                          x->dst == y->dst && x->seq == y->seq && x->vc == y->vc,
+                      "%s: switch grant %zu differs: always t=%llu node %u %u->%u pkt %u->%u #%llu, lazy t=%llu node %u %u->%u pkt "
+                      "%u->%u #%llu",
+                      what, g, (unsigned long long)x->t, x->node, x->in, x->out, x->src, x->dst, (unsigned long long)x->seq,
+                      (unsigned long long)y->t, y->node, y->in, y->out, y->src, y->dst, (unsigned long long)y->seq);
+    }
+    free(ia);
+    free(ib);
+    ck_assert_msg(b.allocations <= a.allocations, "%s: %llu allocator runs lazy, %llu always waking", what,
+                  (unsigned long long)b.allocations, (unsigned long long)a.allocations);
+    ck_assert_msg(b.events <= a.events && a.end_ps == b.end_ps, "%s: events %llu lazy vs %llu, end %llu vs %llu ps", what,
+                  (unsigned long long)b.events, (unsigned long long)a.events, (unsigned long long)b.end_ps,
+                  (unsigned long long)a.end_ps);
+    ck_assert(a.received == b.received && a.out_of_order == b.out_of_order && a.win_hops == b.win_hops);
+    ck_assert(a.lat_p50 == b.lat_p50 && a.lat_p99 == b.lat_p99);
+    free(a.grants.v);
+    free(b.grants.v);
+}
+END_TEST
+
+/* The lazy wake-ups are taken: on a fat tree at load 0.7 they save runs. */
+START_TEST(lazy_credit_wakes_save_runs)
+{
+    scenario sc = draw(0);
+    sc.topo = "fattree:4";
+    sc.routing = TOPO_ROUTE_ECMP;
+    sc.pattern = SIM_PAT_UNIFORM;
+    sc.load = 0.7;
+    sc.pkt_bytes = 1000;
+    sc.sw = FABRIC_SWITCH_CFG_DEFAULT;
+    outcome a, b;
+    sc.sw.credit_wakes_always = true;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &a);
+    sc.sw.credit_wakes_always = false;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &b);
+    ck_assert_msg((double)b.allocations < 0.9 * (double)a.allocations, "allocator runs %llu lazy vs %llu always waking",
+                  (unsigned long long)b.allocations, (unsigned long long)a.allocations);
+    free(a.grants.v);
+    free(b.grants.v);
+}
+END_TEST
+
 /* The comparison can fail: a switch with a different pointer rule grants otherwise. */
 START_TEST(grant_logs_tell_settings_apart)
 {
@@ -197,6 +286,8 @@ int main(void)
     TCase *tc = tcase_create("alloc");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, masked_grants_as_scan, 0, 28);
+    tcase_add_loop_test(tc, lazy_credit_wakes_as_always, 0, 28);
+    tcase_add_test(tc, lazy_credit_wakes_save_runs);
     tcase_add_test(tc, grant_logs_tell_settings_apart);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

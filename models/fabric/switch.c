@@ -230,8 +230,14 @@ static void on_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
 {
     (void)l; (void)type; (void)credits;
     sw_port *op = ctx;
-    op->s->dirty |= 1ULL << op->index;
-    wake_at(op->s, sim_now(op->s->k));
+    fabric_switch *s = op->s;
+    s->dirty |= 1ULL << op->index;
+    /* Nothing waits for it, or the serialiser is busy: the run that can use
+     * the credit is already asked for (the look that granted, or the entry
+     * that arrived, woke the switch at or before the serialiser's free time),
+     * and the dirty mark makes it look at this output. */
+    if (!s->cfg.credit_wakes_always && (!op->queued_to || s->tx_free_ps[op->index] > sim_now(s->k))) return;
+    wake_at(s, sim_now(s->k));
 }
 
 /* May the head of q (vc) go on op's link now, as far as credits go? */

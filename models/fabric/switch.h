@@ -37,8 +37,14 @@ typedef struct fabric_switch_cfg {
     enum fabric_switch_allocator allocator; /* FABRIC_SWITCH_ALLOC_MASKED */
     fabric_switch_grant_fn on_grant;        /* NULL: none */
     void *grant_ctx;
+    /* false (the default): a returned credit runs the allocator only when that
+     * output's serialiser is free and it has entries (otherwise the run it
+     * needs is already due: the serialiser's free time or an entry's
+     * eligible time); true: the reference, every returned credit runs it.
+     * Same grants up to the order of same-time events (docs, Speed). */
+    bool credit_wakes_always;
 } fabric_switch_cfg;
-#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL })
+#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL, false })
 
 /* Registers kind "switch" with the fabric; calling it twice is harmless. */
 void fabric_switch_register(void);
