@@ -451,59 +451,63 @@ static const char *capped_diff(const nvs_uniform_result *a, const nvs_uniform_re
  * and store-and-forward; a hot spot; all-to-all) and a FIFO one. With the
  * earlier rule (a fixed cap: hard = soft) the random-destination VOQ runs
  * come out different, and the sources say so (source_cap_hits). */
+/* One case per loop iteration (tcase_add_loop_test): each has its own
+ * timeout, which matters under ASan on a loaded machine. */
+static const struct { const char *name; xbar_queue_kind q; traffic_pattern pat; double hot; bool saf; int flits; double load; bool old_differs; } bounded_cases[] = {
+    { "voq uniform", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, false, 4, 1.0, true },
+    { "voq uniform saf", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, true, 4, 1.0, true },
+    { "voq uniform 1-flit", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, false, 1, 1.0, true },
+    { "voq hotspot", XBAR_QUEUE_VOQ, TRAFFIC_HOTSPOT, 0.1, false, 4, 0.9, true },
+    /* every queue gets its packets in turn: a fixed cap holds some for each */
+    { "voq alltoall", XBAR_QUEUE_VOQ, TRAFFIC_ALLTOALL, 0, false, 4, 1.0, false },
+    /* a FIFO's head is its oldest packet: the soft cap alone is exact */
+    { "fifo uniform", XBAR_QUEUE_FIFO, TRAFFIC_UNIFORM, 0, false, 4, 1.0, false },
+};
+
 START_TEST(bounded_sources_match_unbounded)
 {
-    const struct { const char *name; xbar_queue_kind q; traffic_pattern pat; double hot; bool saf; int flits; double load; bool old_differs; } cases[] = {
-        { "voq uniform", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, false, 4, 1.0, true },
-        { "voq uniform saf", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, true, 4, 1.0, true },
-        { "voq uniform 1-flit", XBAR_QUEUE_VOQ, TRAFFIC_UNIFORM, 0, false, 1, 1.0, true },
-        { "voq hotspot", XBAR_QUEUE_VOQ, TRAFFIC_HOTSPOT, 0.1, false, 4, 0.9, true },
-        /* every queue gets its packets in turn: a fixed cap holds some for each */
-        { "voq alltoall", XBAR_QUEUE_VOQ, TRAFFIC_ALLTOALL, 0, false, 4, 1.0, false },
-        /* a FIFO's head is its oldest packet: the soft cap alone is exact */
-        { "fifo uniform", XBAR_QUEUE_FIFO, TRAFFIC_UNIFORM, 0, false, 4, 1.0, false },
-    };
     const uint32_t soft = 8, inf = UINT32_MAX;
-    for (unsigned t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+    {
+        const unsigned t = (unsigned)_i;
         nvs_uniform_cfg c;
         memset(&c, 0, sizeof c);
         const int n = 16;
         xbar_core_cfg_default(&c.net.sw.core, n);
-        c.net.sw.core.queue = cases[t].q;
+        c.net.sw.core.queue = bounded_cases[t].q;
         c.net.sw.core.alloc = XBAR_ALLOC_ISLIP;
         c.net.sw.core.iters = 1;
         c.net.sw.core.depth = 16;
         c.net.sw.core.fanout_read = 1;
         c.net.sw.core.seed = 5;
         c.net.sw.credit_batch = 1;
-        c.net.sw.saf = cases[t].saf;
+        c.net.sw.saf = bounded_cases[t].saf;
         c.net.port_GBps = 25;
         c.net.flit_bytes = 16;
         c.net.link_latency_ns = 1;
-        c.load = cases[t].load;
-        c.pattern = cases[t].pat;
-        c.hotspot_frac = cases[t].hot;
-        c.pkt_flits = cases[t].flits;
+        c.load = bounded_cases[t].load;
+        c.pattern = bounded_cases[t].pat;
+        c.hotspot_frac = bounded_cases[t].hot;
+        c.pkt_flits = bounded_cases[t].flits;
         c.cycles = 60000;
         c.warmup = 2000;
         c.seed = 11;
         c.record_latency = true;
         const nvs_uniform_result ref = capped_run(c, inf, inf), b = capped_run(c, soft, 1u << 20);
-        REQUIRE(ref.source_cap_hits == 0 && b.source_cap_hits == 0, "%s: %llu / %llu cap hits", cases[t].name,
+        REQUIRE(ref.source_cap_hits == 0 && b.source_cap_hits == 0, "%s: %llu / %llu cap hits", bounded_cases[t].name,
                 (unsigned long long)ref.source_cap_hits, (unsigned long long)b.source_cap_hits);
-        /* the sources must hold far more than the soft cap for the test to mean anything */
-        REQUIRE(ref.backlog_end > (uint64_t)n * 8 * soft * (uint64_t)cases[t].flits, "%s: backlog %llu copies: not overloaded",
-                cases[t].name, (unsigned long long)ref.backlog_end);
+    /* the sources must hold far more than the soft cap for the test to mean anything */
+        REQUIRE(ref.backlog_end > (uint64_t)n * 8 * soft * (uint64_t)bounded_cases[t].flits, "%s: backlog %llu copies: not overloaded",
+                bounded_cases[t].name, (unsigned long long)ref.backlog_end);
         const char *d = capped_diff(&ref, &b);
         REQUIRE(d == NULL, "%s: bounded sources differ from unbounded ones in %s (throughput %.6f vs %.6f, latency %.4f vs %.4f)",
-                cases[t].name, d, b.throughput, ref.throughput, b.latency_avg_cycles, ref.latency_avg_cycles);
+                bounded_cases[t].name, d, b.throughput, ref.throughput, b.latency_avg_cycles, ref.latency_avg_cycles);
         const nvs_uniform_result old = capped_run(c, soft, soft);
-        if (cases[t].old_differs) {
+        if (bounded_cases[t].old_differs) {
             REQUIRE(capped_diff(&ref, &old) != NULL && old.source_cap_hits > 0,
                     "%s: a fixed cap of %u gave the unbounded results (%llu cap hits): the test does not exercise the rule",
-                    cases[t].name, soft, (unsigned long long)old.source_cap_hits);
+                    bounded_cases[t].name, soft, (unsigned long long)old.source_cap_hits);
         } else {
-            REQUIRE(capped_diff(&ref, &old) == NULL && old.source_cap_hits == 0, "%s: a fixed cap differs (%s)", cases[t].name,
+            REQUIRE(capped_diff(&ref, &old) == NULL && old.source_cap_hits == 0, "%s: a fixed cap differs (%s)", bounded_cases[t].name,
                     capped_diff(&ref, &old));
         }
     }
@@ -561,7 +565,7 @@ int main(void)
     tcase_add_test(tc, nvlink_presets_table);
     tcase_add_test(tc, bernoulli_sources_act_on_time);
     tcase_add_test(tc, lazy_records_keep_every_field);
-    tcase_add_test(tc, bounded_sources_match_unbounded);
+    tcase_add_loop_test(tc, bounded_sources_match_unbounded, 0, (int)(sizeof bounded_cases / sizeof bounded_cases[0]));
     tcase_add_test(tc, bounded_message_source_matches_unbounded);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
