@@ -348,7 +348,7 @@ int topo_routes_check_cdg(const topo_routes *r, bool honour_vcs, char *err, size
             n_edges = u;
         }
     }
-    qsort(edges, n_edges, sizeof *edges, cmp_edge);
+    if (n_edges) qsort(edges, n_edges, sizeof *edges, cmp_edge);   /* edges is NULL without any (a host and a GPU) */
     /* Kahn: peel channels with no incoming dependency; what remains holds a cycle. */
     uint32_t *indeg = calloc(n_ch, sizeof *indeg);
     size_t *first = calloc(n_ch + 1, sizeof *first);
