@@ -6,6 +6,7 @@
 #include "models/nvswitch/xbar_lockstep.h"
 #include "sim/rng.h"
 #include "check_upstream.h"
+#include "check_run.h"
 
 #include <check.h>
 #include <signal.h>
@@ -837,9 +838,5 @@ int main(void)
     tcase_add_test(tc, lockstep_detects_rrm);
     tcase_add_test(tc, bad_config_rejected);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

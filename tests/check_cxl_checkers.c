@@ -6,6 +6,7 @@
 
 #include "models/cxl/cxl_explore.h"
 #include "models/cxl/cxl_sys.h"
+#include "check_run.h"
 
 static void explore(unsigned devices, unsigned cores, unsigned inject, cxl_explore_result *r)
 {
@@ -118,9 +119,5 @@ int main(void)
     tcase_add_test(tr, random_clean);
     tcase_add_loop_test(tr, random_catches_injected_bug, INJ_GO_DURING_SNOOP, CXL_N_INJECT);
     suite_add_tcase(s, tr);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

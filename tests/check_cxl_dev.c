@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "models/cxl/cxl_proto.h"
+#include "check_run.h"
 
 static const cxl_cfg CFG = { .values = 4, .inject = INJ_NONE };
 
@@ -259,9 +260,5 @@ int main(void)
     tcase_add_test(tc, transition_table_probe);
     tcase_add_test(tc, cache_flush_handshake);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "models/cxl/cxl_proto.h"
+#include "check_run.h"
 
 static const cxl_cfg CFG = { .values = 4, .inject = INJ_NONE };
 
@@ -254,9 +255,5 @@ int main(void)
     tcase_add_test(tc, injected_bugs);
     tcase_add_test(tc, cache_flushed);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

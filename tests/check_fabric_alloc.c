@@ -18,6 +18,7 @@
 #include "models/fabric/switch.h"
 #include "sim/fabric.h"
 #include "sim/rng.h"
+#include "check_run.h"
 
 typedef struct grant {
     sim_time_ps t;
@@ -290,9 +291,5 @@ int main(void)
     tcase_add_test(tc, lazy_credit_wakes_save_runs);
     tcase_add_test(tc, grant_logs_tell_settings_apart);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

@@ -10,6 +10,7 @@
 
 #include "models/fabric/switch.h"
 #include "sim/rng.h"
+#include "check_run.h"
 
 #define NH 4                          /* endpoints h0..h3 on s0.p0..p3 */
 
@@ -285,9 +286,5 @@ int main(void)
     tcase_add_test(tc, multicast_one_copy_each);
     tcase_add_loop_test(tc, allocators_agree_with_multicast, 0, 4);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "sim/sim.h"
 
 typedef struct log_rec {
@@ -72,15 +73,6 @@ static inline void trigger_count_init(trigger_count *c, sim_kernel *kern, sim_ev
     sim_method_init(&c->p, kern, "trigger_count", trigger_count_fn, c);
     sim_sensitive(&c->p, e);
     sim_dont_initialize(&c->p);
-}
-
-static inline int run_suite(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
 }
 
 #endif

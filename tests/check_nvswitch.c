@@ -5,6 +5,7 @@
  * multicast speedup, determinism, and the refusal of an unavailable RTL core. */
 #include "tb/nvs/nvs_experiment.h"
 #include "sim/sim.h"
+#include "check_run.h"
 
 #include <check.h>
 #include <math.h>
@@ -454,9 +455,5 @@ int main(void)
     tcase_add_test(tc, rtl_model_refused_until_registered);
     tcase_add_test(tc, model_both_lockstep);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

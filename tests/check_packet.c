@@ -2,6 +2,7 @@
  * owning model (aligned, distinct per packet, kept across free and alloc,
  * copied by sim_pkt_clone), pools without one unchanged, and the live count. */
 #include "sim/packet.h"
+#include "check_run.h"
 
 #include <check.h>
 #include <signal.h>
@@ -152,9 +153,5 @@ int main(void)
     tcase_add_test(tc, plain_pool_unchanged);
     tcase_add_test_raise_signal(tc, pool_free_with_live_aborts, SIGABRT);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

@@ -10,6 +10,7 @@
 
 #include "models/pcie/pcie.h"
 #include "models/pcie/pcie_dll.h"
+#include "check_run.h"
 
 /* ---- sequence numbers ---------------------------------------------------- */
 START_TEST(test_seq_arith_wrap)
@@ -346,9 +347,5 @@ int main(void)
     tcase_add_test(tm, test_ack_limit_tables);
     tcase_add_test(tm, test_phy_rates_and_replay_timer);
     suite_add_tcase(s, tm);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

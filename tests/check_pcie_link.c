@@ -19,6 +19,7 @@
 #include "models/pcie/pcie_port.h"
 #include "tb/pcie_common.h"
 #include "check_simrun.h"
+#include "check_run.h"
 
 static pcie_cfg base_cfg(unsigned gen, unsigned lanes)
 {
@@ -576,9 +577,5 @@ int main(void)
     tcase_add_test(cfg, test_bad_config);
     tcase_add_test(cfg, test_per_partner_params_simrun);
     suite_add_tcase(s, cfg);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(s);
 }

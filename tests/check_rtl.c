@@ -13,6 +13,7 @@
 #include "xbar_rtl.h"
 #include "xbar_rtl_variant.h"
 #include "xbar_stim.h"
+#include "check_run.h"
 
 static const xbar_rtl_variant *variant(int k)
 {
@@ -501,9 +502,5 @@ int main(void)
     tcase_add_test(rt, test_variant_not_built_refused);
     tcase_add_test(rt, test_variant_built_once_on_first_use);
     suite_add_tcase(s, rt);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

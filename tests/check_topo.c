@@ -9,6 +9,7 @@
 
 #include "sim/kernel.h"
 #include "sim/topo.h"
+#include "check_run.h"
 
 #ifndef LINKSTACK_SOURCE_DIR
 #error "LINKSTACK_SOURCE_DIR must name the source tree (CMake sets it)"
@@ -442,9 +443,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(suite());
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fuzz_topo_one.h"
+#include "check_run.h"
 
 static unsigned replay_dir(const char *rel)
 {
@@ -47,9 +48,5 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_replay);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

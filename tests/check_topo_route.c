@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/topo.h"
+#include "check_run.h"
 
 static char err[2048];
 
@@ -379,9 +380,5 @@ int main(void)
     tcase_add_test(tc, test_flows_maxmin);
     tcase_add_test(tc, test_multiport_terminal);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

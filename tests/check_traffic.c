@@ -5,6 +5,7 @@
 #include "models/traffic/endpoints.h"
 #include "models/traffic/traffic.h"
 #include "sim/sim.h"
+#include "check_run.h"
 
 #include <check.h>
 #include <math.h>
@@ -568,9 +569,5 @@ int main(void)
     tcase_add_loop_test(tc, bounded_sources_match_unbounded, 0, (int)(sizeof bounded_cases / sizeof bounded_cases[0]));
     tcase_add_test(tc, bounded_message_source_matches_unbounded);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check_simrun.h"
+#include "check_run.h"
 
 /* ck_assert costs a syscall per call: hot loops test with plain ifs. */
 #define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
@@ -632,9 +633,5 @@ int main(void)
     tcase_add_test(tc, core_param_checked);
     tcase_set_timeout(tc, 240);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return run_suite(s);
 }

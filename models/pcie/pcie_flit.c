@@ -151,20 +151,6 @@ static bool flit_assemble(pcie_port *p, pcie_flit *f, sim_time_ps now)
 
 bool pcie_tx_one_flit(pcie_port *p, sim_time_ps now)
 {
-    if (pcie_skp_due(p, now)) {
-        pcie_send_skp(p, now);
-        return true;
-    }
-    if (p->dl != PCIE_DL_ACTIVE) {
-        /* link initialisation exchanges InitFC as plain DLLPs (error-free, once) */
-        if (p->initfc_to_send) {
-            unsigned c = (unsigned)__builtin_ctz(p->initfc_to_send);
-            p->initfc_to_send &= (uint8_t)~(1u << c);
-            pcie_send_dllp(p, p->dl == PCIE_DL_FC_INIT1 ? PCIE_PKT_INITFC1 : PCIE_PKT_INITFC2, c, now);
-            return true;
-        }
-        return false;
-    }
     if (p->replaying) {
         uint16_t seq = pcie_seq_sub(p->dtx.sp, p->dtx.next_transmit_seq, (uint16_t)p->replay_left);
         if (--p->replay_left == 0) p->replaying = false;

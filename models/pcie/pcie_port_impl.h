@@ -373,6 +373,7 @@ bool pcie_skp_due(pcie_port *p, sim_time_ps now);
 void pcie_tx_run(void *ctx);
 
 /* ---- Flit Mode (pcie_flit.c) ------------------------------------------------------------------ */
+/* One flit once the DL is active (the transmitter sends due SKPs and InitFC first, pcie_tx.c). */
 bool pcie_tx_one_flit(pcie_port *p, sim_time_ps now);
 void pcie_rx_flit(pcie_port *p, pcie_pkt *k);
 

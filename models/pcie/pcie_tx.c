@@ -284,21 +284,28 @@ HOT_INLINE bool tx_new_tlp(pcie_port *p, sim_time_ps now, sim_time_ps decide)
     return true;
 }
 
-static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
+/* What either mode sends first: a due SKP, and before the DL is active the
+ * InitFC DLLPs (plain DLLPs in Flit Mode too: error-free, once). Sets *sent;
+ * false: the mode's own choice follows. */
+static bool tx_skp_or_initfc(pcie_port *p, sim_time_ps now, bool *sent)
 {
     if (pcie_skp_due(p, now)) {
         pcie_send_skp(p, now);
-        return true;
+        return *sent = true;
     }
-    if (p->dl != PCIE_DL_ACTIVE) {
-        if (p->initfc_to_send) {
-            unsigned c = (unsigned)__builtin_ctz(p->initfc_to_send);
-            p->initfc_to_send &= (uint8_t)~(1u << c);
-            pcie_send_dllp(p, p->dl == PCIE_DL_FC_INIT1 ? PCIE_PKT_INITFC1 : PCIE_PKT_INITFC2, c, now);
-            return true;
-        }
-        return false;
+    if (p->dl == PCIE_DL_ACTIVE) return false;
+    *sent = false;
+    if (p->initfc_to_send) {
+        unsigned c = (unsigned)__builtin_ctz(p->initfc_to_send);
+        p->initfc_to_send &= (uint8_t)~(1u << c);
+        pcie_send_dllp(p, p->dl == PCIE_DL_FC_INIT1 ? PCIE_PKT_INITFC1 : PCIE_PKT_INITFC2, c, now);
+        *sent = true;
     }
+    return true;
+}
+
+static bool tx_one_nfm(pcie_port *p, sim_time_ps now)
+{
     /* recommended priority: Nak > Ack > UpdateFC > replay > new TLPs */
     if (tx_dllps(p, now)) return true;
     if (p->replaying) {
@@ -343,7 +350,8 @@ static void tx_run_body(pcie_port *p)
     }
     p->in_tx = true;
     p->tx_wakes++;
-    bool sent = p->phy.flit_mode ? pcie_tx_one_flit(p, now) : tx_one_nfm(p, now);
+    bool sent;
+    if (!tx_skp_or_initfc(p, now, &sent)) sent = p->phy.flit_mode ? pcie_tx_one_flit(p, now) : tx_one_nfm(p, now);
     p->in_tx = false;
     if (sent && tx_has_work(p)) sim_event_notify_at(&p->tx_ev, sim_link_tx_free_ps(p->tx) - now);
 }
