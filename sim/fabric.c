@@ -181,39 +181,15 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
     return f;
 }
 
-typedef struct held_set { sim_pkt **p; size_t n, cap; } held_set;
-
-static void held_add(sim_pkt *pkt, void *ctx)
-{
-    held_set *h = ctx;
-    if (h->n == h->cap) {
-        h->cap = h->cap ? 2 * h->cap : 256;
-        h->p = realloc(h->p, h->cap * sizeof *h->p);
-        if (!h->p) sim_fatal("out of memory");
-    }
-    h->p[h->n++] = pkt;
-}
-
-static void held_add_msg(void *msg, void *ctx) { held_add(msg, ctx); }
-
-static int cmp_ptr(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t)*(sim_pkt *const *)a, y = (uintptr_t)*(sim_pkt *const *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Every packet the components hold or the links carry, back to its pool once. */
 static void give_back_packets(sim_fabric *f)
 {
-    held_set h = { 0 };
+    sim_pkt_set h = { 0 };
     for (uint32_t n = 0; f->comp && n < f->t->n_nodes; n++)
-        if (f->comp[n] && f->kind[n]->held) f->kind[n]->held(f->comp[n], held_add, &h);
+        if (f->comp[n] && f->kind[n]->held) f->kind[n]->held(f->comp[n], sim_pkt_set_add, &h);
     for (size_t i = 0; f->links && i < 2 * (size_t)f->t->n_links; i++)
-        if (f->links[i]) sim_link_for_each_in_flight(f->links[i], held_add_msg, &h);
-    if (h.n) qsort(h.p, h.n, sizeof *h.p, cmp_ptr);
-    for (size_t i = 0; i < h.n; i++)
-        if (i == 0 || h.p[i] != h.p[i - 1]) sim_pkt_free(h.p[i]);
-    free(h.p);
+        if (f->links[i]) sim_link_for_each_in_flight(f->links[i], sim_pkt_set_add_msg, &h);
+    sim_pkt_set_free_all(&h);
 }
 
 void sim_fabric_free(sim_fabric *f)

@@ -56,8 +56,33 @@ void sim_pkt_pool_free(sim_pkt_pool *p)
     pool_release(p);
 }
 
+void sim_pkt_set_add(sim_pkt *k, void *set)
+{
+    sim_pkt_set *s = set;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->pkt = realloc(s->pkt, s->cap * sizeof *s->pkt);
+        if (!s->pkt) sim_fatal("out of memory");
+    }
+    s->pkt[s->n++] = k;
+}
 
-void sim_pkt_pool_leak_ok(sim_pkt_pool *p) { pool_release(p); }
+void sim_pkt_set_add_msg(void *msg, void *set) { sim_pkt_set_add(msg, set); }
+
+static int cmp_pkt_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(sim_pkt *const *)a, y = (uintptr_t)*(sim_pkt *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+void sim_pkt_set_free_all(sim_pkt_set *s)
+{
+    if (s->n) qsort(s->pkt, s->n, sizeof *s->pkt, cmp_pkt_ptr);
+    for (size_t i = 0; i < s->n; i++)
+        if (i == 0 || s->pkt[i] != s->pkt[i - 1]) sim_pkt_free(s->pkt[i]);
+    free(s->pkt);
+    *s = (sim_pkt_set){ 0 };
+}
 
 sim_pkt *sim_pkt_clone(sim_pkt_pool *p, const sim_pkt *k)
 {

@@ -84,10 +84,14 @@ void sim_pkt_pool_init_ext(sim_pkt_pool *p, const char *owner, uint32_t ext_byte
  * pool before any pool is freed, after a failed check too (sim_fabric_free's
  * order: what components hold and links carry first, then the components). */
 void sim_pkt_pool_free(sim_pkt_pool *p);
-/* Frees the pool with packets still out, for the one system not yet built by
- * sim_fabric (tb/nvs: the NVSwitch and its endpoints) torn down undrained
- * after a failed check; nothing may touch those packets afterwards. */
-void sim_pkt_pool_leak_ok(sim_pkt_pool *p);
+/* The packets a teardown gives back: what components hold and links carry
+ * (sim_link_for_each_in_flight), where one packet may be named twice (a
+ * packet partly sent is in its sender's queue and on the link). */
+typedef struct sim_pkt_set { sim_pkt **pkt; size_t n, cap; } sim_pkt_set;
+void sim_pkt_set_add(sim_pkt *k, void *set);      /* the shape of a kind's held callback */
+void sim_pkt_set_add_msg(void *msg, void *set);   /* the shape of sim_link_for_each_in_flight's */
+/* Each distinct packet back to its pool once; empties the set. */
+void sim_pkt_set_free_all(sim_pkt_set *s);
 void sim_pkt_pool_grow(sim_pkt_pool *p);
 
 /* A zeroed packet (but pool and id). */

@@ -204,8 +204,14 @@ static void src_rig_init(src_rig *g, double load, uint64_t seed, bool saf, bool 
 
 static void src_rig_free(src_rig *g)
 {
+    sim_pkt_set held = { 0 };   /* packets are still on their way when a run ends */
     for (int i = 0; i < SRC_PORTS; i++) {
-        tep_free(g->e[i], false); /* packets are still on their way when a run ends */
+        tep_held(g->e[i], sim_pkt_set_add, &held);
+        sim_link_for_each_in_flight(g->tx[i], sim_pkt_set_add_msg, &held);
+    }
+    sim_pkt_set_free_all(&held);
+    for (int i = 0; i < SRC_PORTS; i++) {
+        tep_free(g->e[i]);
         sim_link_free(g->tx[i]);
         sim_link_free(g->rx[i]);
     }

@@ -117,18 +117,23 @@ void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out)
     sim_link_set_receiver(in, sw_recv, &s->port[port]);
 }
 
-void nvswitch_free(nvswitch *s, bool drained)
+void nvswitch_held(const nvswitch *s, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
+{
+    for (uint32_t x = 0; x < s->n_slots; x++)
+        if (s->slot_pkt[x]) fn(s->slot_pkt[x], ctx);
+    /* copies partly sent (a wormhole run stopped mid-packet) */
+    for (size_t x = 0; s->mc_copy && x < (size_t)s->n * XBAR_MAX_PORTS; x++)
+        if (s->mc_copy[x]) fn(s->mc_copy[x], ctx);
+}
+
+void nvswitch_free(nvswitch *s)
 {
     if (!s) return;
     if (s->ls) xbar_lockstep_free(s->ls); /* frees both cores */
     else if (s->ops && s->ops->free) s->ops->free(s->impl);
     for (int i = 0; i < s->n; i++) free(s->port[i].stage);
     free(s->pair);
-    /* copies partly sent (a wormhole run stopped mid-packet) are still the switch's */
-    for (size_t x = 0; s->mc_copy && x < (size_t)s->n * XBAR_MAX_PORTS; x++)
-        if (s->mc_copy[x]) sim_pkt_free(s->mc_copy[x]);
-    if (drained) sim_pkt_pool_free(&s->pool);
-    else sim_pkt_pool_leak_ok(&s->pool);
+    sim_pkt_pool_free(&s->pool);
     free(s->slot_pkt);
     free(s->slot_free);
     free(s->mc);

@@ -186,11 +186,12 @@ void nvswitch_link_credits(const xbar_core_cfg *core, sim_link_cfg *lc);
 nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg *cfg, sim_trace *trace, char *why,
                        size_t why_n);
 void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out);
-/* drained: every copy the switch made came back to its pool (aborts
- * otherwise: a lost packet); false after a run that was cut short or failed
- * its checks. Packets partly arrived are their senders'; copies partly sent
- * are the switch's, freed here. */
-void nvswitch_free(nvswitch *s, bool drained);
+/* Every packet the switch holds to fn: those in its slots (arrived, fully or
+ * in part, with copies still to send) and its multicast copies partly sent.
+ * A teardown gives these and the links' back (sim_pkt_set) before freeing. */
+void nvswitch_held(const nvswitch *s, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx);
+/* Aborts (a bug) if a copy the switch made has not come back to its pool. */
+void nvswitch_free(nvswitch *s);
 /* Conservation at the end of a drained run (the senders may have stopped
  * mid-packet): no flit copy inside, no packet held but those still arriving,
  * every copy it made freed by its receiver but those partly sent. 0, or -1

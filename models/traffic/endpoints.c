@@ -72,20 +72,22 @@ tep *tep_new(sim_kernel *k, tep_sched *s, const tep_cfg *cfg, int port)
     return e;
 }
 
-void tep_free(tep *e, bool drained)
+void tep_held(const tep *e, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
 {
-    if (!e) return;
-    for (int q = 0; q < TEP_QUEUES; q++) { /* the packets it still holds (a partly sent one included) */
+    for (int q = 0; q < TEP_QUEUES; q++)
         for (uint32_t x = 0; x < e->q[q].len; x++) {
             const tep_qent *w = queue_at(&e->q[q], x);
-            if (w->flags & TEP_QENT_RECORD) sim_pkt_free(w->u.pkt);
+            if (w->flags & TEP_QENT_RECORD) fn(w->u.pkt, ctx);
         }
-        free(e->q[q].rest);
-    }
+}
+
+void tep_free(tep *e)
+{
+    if (!e) return;
+    for (int q = 0; q < TEP_QUEUES; q++) free(e->q[q].rest);
     e->sched->members &= ~(1ULL << e->idx);
     e->sched->ep[e->idx] = NULL;
-    if (drained) sim_pkt_pool_free(&e->pool);
-    else sim_pkt_pool_leak_ok(&e->pool);
+    sim_pkt_pool_free(&e->pool);
     free(e);
 }
 

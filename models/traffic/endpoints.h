@@ -243,11 +243,12 @@ typedef struct tep {
 
 /* The endpoint at `port` (0..cfg->ports-1), run by s. */
 tep *tep_new(sim_kernel *k, tep_sched *s, const tep_cfg *cfg, int port);
-/* Frees the packets the source still holds (a partly sent one included:
- * a packet is its sender's until its last part has gone). drained: every
- * other packet it made has been consumed (aborts otherwise: a lost
- * packet); false after a run cut short or failed. */
-void tep_free(tep *e, bool drained);
+/* Every packet the source still holds to fn (a partly sent one included: a
+ * packet is its sender's until its last part has gone). A teardown gives
+ * these, the switch's and the links' back (sim_pkt_set) before freeing. */
+void tep_held(const tep *e, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx);
+/* Aborts (a bug) if a packet it made has not come back to its pool. */
+void tep_free(tep *e);
 /* Its links: tx toward the switch, rx from it. */
 void tep_attach(tep *e, sim_link *tx, sim_link *rx);
 /* A message source (owned by the caller) at this endpoint. A multicast

@@ -120,13 +120,21 @@ static int net_build(nvs_net *net, sim_kernel *k, const nvs_net_cfg *cfg, const 
     return 0;
 }
 
-/* drained: the drain delivered every copy (the components then check that
- * every packet came back to its pool). */
-static void net_free(nvs_net *net, bool drained)
+/* Drained or not: what the components hold and the links carry goes back
+ * first, then every pool is freed strictly (a packet still out is a loss). */
+static void net_free(nvs_net *net)
 {
-    nvswitch_free(net->sw, drained);
+    sim_pkt_set held = { 0 };
+    if (net->sw) nvswitch_held(net->sw, sim_pkt_set_add, &held);
     for (int i = 0; i < net->n; i++) {
-        tep_free(net->ep[i], drained);
+        if (net->ep[i]) tep_held(net->ep[i], sim_pkt_set_add, &held);
+        if (net->up[i]) sim_link_for_each_in_flight(net->up[i], sim_pkt_set_add_msg, &held);
+        if (net->down[i]) sim_link_for_each_in_flight(net->down[i], sim_pkt_set_add_msg, &held);
+    }
+    sim_pkt_set_free_all(&held);
+    nvswitch_free(net->sw);
+    for (int i = 0; i < net->n; i++) {
+        tep_free(net->ep[i]);
         sim_link_free(net->up[i]);
         sim_link_free(net->down[i]);
     }
@@ -237,7 +245,7 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     ecfg.src_soft_pkts = cfg->src_soft_pkts;
     ecfg.src_hard_pkts = cfg->src_hard_pkts;
     if (net_build(&net, k, &cfg->net, &ecfg, cfg->trace, why, why_n) != 0) {
-        net_free(&net, false);
+        net_free(&net);
         return -1;
     }
     res->period_ps = period;
@@ -273,7 +281,7 @@ int nvs_run_uniform(sim_kernel *k, const nvs_uniform_cfg *cfg, nvs_uniform_resul
     res->backlog_end = queued + net_in_network(&net);
     net_drain_and_check(&net, k, &res->cons);
     lockstep_result(net.sw, &res->mismatches, &res->cycles_compared, res->first_mismatch, sizeof res->first_mismatch);
-    net_free(&net, res->cons.drained);
+    net_free(&net);
     return 0;
 }
 
@@ -305,7 +313,7 @@ int nvs_run_fanout(sim_kernel *k, const nvs_fanout_cfg *cfg, nvs_fanout_result *
     ecfg.seed = cfg->seed;
     nvs_net net;
     if (net_build(&net, k, &cfg->net, &ecfg, cfg->trace, why, why_n) != 0) {
-        net_free(&net, false);
+        net_free(&net);
         return -1;
     }
     tep_set_message(net.ep[cfg->src], &msg);
@@ -337,7 +345,7 @@ int nvs_run_fanout(sim_kernel *k, const nvs_fanout_cfg *cfg, nvs_fanout_result *
     res->sim_events = sim_event_count(k);
     net_drain_and_check(&net, k, &res->cons);
     lockstep_result(net.sw, &res->mismatches, &res->cycles_compared, res->first_mismatch, sizeof res->first_mismatch);
-    net_free(&net, res->cons.drained);
+    net_free(&net);
     return 0;
 }
 
