@@ -10,7 +10,7 @@
  * and DIR/reports/TEST.sweep.csv; each point's own report and log stay in
  * DIR/reports/TEST.sweep/p<index>.json and .log. Values: `k=a,b,c`; `k=a|b|c`
  * when a value holds commas (topo=server:gpus=4|host-gpu:gen=5,lanes=16);
- * number ranges `k=lo..hi*f` (geometric) and `k=lo..hi+s` (arithmetic).
+ * number ranges `k=lo..hi*f` (geometric), `k=lo..hi+s` and `k=lo..hi` (step 1).
  *
  * Every point is configured first (simrun --check-params): a bad value
  * refuses the whole sweep before anything runs. Exit status: 0 every point

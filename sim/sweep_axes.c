@@ -1,4 +1,4 @@
-/* The axes of a sweep: "k=v1,v2", "k=a|b", "k=lo..hi*f", "k=lo..hi+s". */
+/* The axes of a sweep: "k=v1,v2", "k=a|b", "k=lo..hi", "k=lo..hi*f", "k=lo..hi+s". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,19 +41,20 @@ static char *format_number(double v, bool integral)
     return strdup(buf);
 }
 
-/* "lo..hi*f" or "lo..hi+s": 1 when it is a range (values pushed), 0 when the
- * text is not one, -1 on a bad range. */
+/* "lo..hi*f", "lo..hi+s" or "lo..hi" (step 1): 1 when it is a range (values
+ * pushed), 0 when the text is not one, -1 on a bad range. */
 static int expand_range(const char *key, const char *text, char ***vals, unsigned *n, unsigned *cap, char *err, size_t errlen)
 {
     const char *dots = strstr(text, "..");
     if (!dots) return 0;
     const char *op = strpbrk(dots + 2, "*+");
-    double lo, hi, step;
-    if (!op || !parse_number(text, (size_t)(dots - text), &lo) || !parse_number(dots + 2, (size_t)(op - dots - 2), &hi) ||
-        !parse_number(op + 1, strlen(op + 1), &step))
+    const char *hi_end = op ? op : dots + 2 + strlen(dots + 2);
+    double lo, hi, step = 1;
+    if (!parse_number(text, (size_t)(dots - text), &lo) || !parse_number(dots + 2, (size_t)(hi_end - dots - 2), &hi) ||
+        (op && !parse_number(op + 1, strlen(op + 1), &step)))
         return 0;   /* not numbers: an ordinary value (a path with "..", say) */
-    const bool geometric = *op == '*';
-    if (hi < lo) return fail(err, errlen, "%s=%s: the range ends below its start; allowed: lo..hi*f or lo..hi+s with lo <= hi", key, text);
+    const bool geometric = op && *op == '*';
+    if (hi < lo) return fail(err, errlen, "%s=%s: the range ends below its start; allowed: lo..hi, lo..hi*f or lo..hi+s with lo <= hi", key, text);
     if (geometric ? !(lo > 0 && step > 1) : !(step > 0))
         return fail(err, errlen, "%s=%s: allowed: lo..hi*f with lo > 0 and f > 1, or lo..hi+s with s > 0", key, text);
     const bool integral = lo == floor(lo) && step == floor(step) && hi == floor(hi);
@@ -79,7 +80,7 @@ int sim_sweep_axes_parse(sim_sweep_axes *a, int nargs, char **args, char *err, s
     for (int i = 0; i < nargs; i++) {
         const char *eq = strchr(args[i], '=');
         if (!eq || eq == args[i]) {
-            fail(err, errlen, "'%s': allowed: key=v1,v2,... (or key=a|b, key=lo..hi*f, key=lo..hi+s)%s", args[i], "");
+            fail(err, errlen, "'%s': allowed: key=v1,v2,... (or key=a|b, key=lo..hi, key=lo..hi*f, key=lo..hi+s)%s", args[i], "");
             goto bad;
         }
         char *key = strndup(args[i], (size_t)(eq - args[i]));

@@ -52,6 +52,10 @@ START_TEST(axes_ranges_and_bar_lists)
     ck_assert_str_eq(a.values[3][0], "../x.json");   /* ".." that is not a number range */
     ck_assert_uint_eq(a.npoints, 60);
     sim_sweep_axes_free(&a);
+    ck_assert_int_eq(parse(&a, "gpus=1..4", err, sizeof err), 0);   /* no step: +1 */
+    ck_assert_uint_eq(a.nvalues[0], 4);
+    ck_assert_str_eq(a.values[0][3], "4");
+    sim_sweep_axes_free(&a);
 }
 END_TEST
 
