@@ -4,6 +4,7 @@
 #   make sim TEST=pcie_bw ARGS=help                  a test's parameters
 #   make test                                        unit tests + regression (+ lint)
 #   make bench                                       benchmarks -> reports/bench.json
+#   make sweep TEST=name ARGS="k=v1,v2 j=a,b" [NP=4]  every point of the cross product -> reports/name.sweep.json, .csv
 #   make waves TEST=name                             open waves/name.fst in GTKWave
 #   make lint                                        Verilator lint + Yosys synthesis of rtl/
 #   make fuzz [FUZZ_SECONDS=600]                     fuzz the topology reader (libFuzzer, clang)
@@ -11,11 +12,12 @@ BUILD ?= build
 TYPE  ?= Release
 TEST  ?= nvswitch_fanout
 ARGS  ?=
+NP    ?= 1
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += --no-print-directory
 SIMRUN = $(BUILD)/bin/simrun
 
-.PHONY: all deps configure build sim test bench waves lint asan fuzz clean
+.PHONY: all deps configure build sim sweep test bench waves lint asan fuzz clean
 all: build
 
 deps:
@@ -32,6 +34,14 @@ build: configure
 sim: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target simrun
 	@if [ "$(TEST)" = list ]; then $(SIMRUN) list; else $(SIMRUN) $(TEST) $(ARGS); fi
+
+# NP > 1: the points spread over NP Open MPI ranks (configured again first, so a
+# build made before Open MPI was installed finds it).
+sweep: configure
+	@if [ "$(NP)" -gt 1 ]; then cmake -S . -B $(BUILD) >/dev/null; fi
+	@cmake --build $(BUILD) -j $(JOBS) --target simrun
+	@if [ "$(NP)" -gt 1 ]; then scripts/mpirun.sh $(NP) $(SIMRUN) --sweep $(TEST) $(ARGS); \
+	else $(SIMRUN) --sweep $(TEST) $(ARGS); fi
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

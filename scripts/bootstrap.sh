@@ -24,6 +24,7 @@ want "command -v iverilog" iverilog
 want "command -v yosys" yosys
 want "command -v gnuplot" gnuplot-nox
 want "command -v dot" graphviz
+want "command -v mpirun && command -v mpicc" "openmpi-bin libopenmpi-dev"
 want "command -v clang && ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" "clang libclang-rt-14-dev"
 for extra in "$@"; do
   case "$extra" in

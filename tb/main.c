@@ -1,4 +1,40 @@
-/* build/bin/simrun: runs one registered test (see sim/runner.h). */
-#include "sim/runner.h"
+/* build/bin/simrun: runs one registered test (see sim/runner.h), or a sweep
+ * of one over its parameters (sim/sweep.h), spread over MPI ranks when built
+ * with Open MPI and started by mpirun. */
+#include <stdio.h>
+#include <stdlib.h>
 
-int main(int argc, char **argv) { return sim_runner_main(argc, argv); }
+#include "sim/runner.h"
+#include "sim/sweep.h"
+#ifdef LINKSTACK_HAVE_MPI
+#include "tb/mpi/sweep_mpi.h"
+#endif
+
+/* Started by an MPI launcher (Open MPI's mpirun, or a PMI/PMIx one like Slurm's srun) with more than one rank. */
+static int launcher_ranks(void)
+{
+    const char *vars[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE" };
+    for (unsigned i = 0; i < sizeof vars / sizeof *vars; i++)
+        if (getenv(vars[i])) return atoi(getenv(vars[i]));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (!sim_sweep_requested(argc, argv)) return sim_runner_main(argc, argv);
+    const int ranks = launcher_ranks();
+#ifdef LINKSTACK_HAVE_MPI
+    if (ranks > 0) {
+        const sim_sweep_comm *comm = sim_sweep_mpi_init(&argc, &argv);
+        return sim_sweep_mpi_finish(sim_sweep_main(argc, argv, comm->size > 1 ? comm : NULL));
+    }
+#else
+    if (ranks > 1) {
+        if (!getenv("OMPI_COMM_WORLD_RANK") || atoi(getenv("OMPI_COMM_WORLD_RANK")) == 0)
+            fprintf(stderr, "error: this simrun was built without Open MPI, so %d ranks would each run the whole sweep; "
+                            "install libopenmpi-dev and rebuild, or run without mpirun (one process)\n", ranks);
+        return 2;
+    }
+#endif
+    return sim_sweep_main(argc, argv, NULL);
+}
