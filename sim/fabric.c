@@ -85,6 +85,10 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
         snprintf(err, errlen, "the topology is not finished (topo_finish)");
         return NULL;
     }
+    if (t->n_links > (SIM_ORDER_KEY_MAX - 2) / 4) {   /* each direction takes two order keys */
+        snprintf(err, errlen, "%u links; the fabric orders at most %u", t->n_links, (SIM_ORDER_KEY_MAX - 2) / 4);
+        return NULL;
+    }
     sim_fabric *f = calloc(1, sizeof *f);
     f->k = k;
     f->t = t;
@@ -152,6 +156,8 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
                                 .credit_types = in->credit_types };
             for (unsigned v = 0; v < in->credit_types; v++) lc.credits[v] = in->credits[v];
             f->links[2 * i + d] = sim_link_new(k, &lc);
+            /* same-time arrivals fire in link order, whoever sent first (kernel.h) */
+            sim_link_set_order_key(f->links[2 * i + d], 1 + 2 * (2 * i + d));
             if (cfg->trace) sim_link_trace(f->links[2 * i + d], cfg->trace, (sim_link_label_fn)sim_pkt_label);
         }
     }

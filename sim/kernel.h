@@ -172,6 +172,16 @@ void sim_schedule_callback(sim_kernel *k, sim_time_ps delay_ps, int8_t priority,
  * use it for their delivery and credit processes (one event fewer to touch
  * per message). */
 void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps);
+/* The same with an order key (1..SIM_ORDER_KEY_MAX): at one time, entries with
+ * the same priority fire unkeyed first (in notification order), then keyed ones
+ * by key, then in notification order. A key names where the wake comes from
+ * (the fabric gives each link direction its own), so the order of same-time
+ * arrivals is defined by the system, not by which sender happened to notify
+ * first: what makes a run partitioned over MPI ranks, whose arrivals from
+ * other ranks are notified when a window's messages come in, fire in the same
+ * order as one run in one process (docs/parallel.md). */
+#define SIM_ORDER_KEY_MAX ((1u << 24) - 1)
+void sim_process_wake_at_ordered(sim_kernel *k, sim_process *p, sim_time_ps delay_ps, uint32_t order_key);
 
 /* Fatal model errors (a broken conservation law, an API misuse): print and abort. */
 _Noreturn void sim_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -36,7 +36,7 @@ static void deliver_head(sim_link *l)
  * notification: those take arrive_ev. */
 static inline void arm_delivery(sim_link *l, sim_time_ps delay)
 {
-    if (delay && !l->deferrable) sim_process_wake_at(l->k, &l->deliver_proc, delay);
+    if (delay && !l->deferrable) sim_process_wake_at_ordered(l->k, &l->deliver_proc, delay, l->order_key);
     else sim_event_notify_at(&l->arrive_ev, delay);
 }
 
@@ -94,6 +94,14 @@ static void deliver(void *ctx)
     l->arm_pending = false;
     if (any) notify_delivered(l);
     arm(l);
+}
+
+void sim_link_set_order_key(sim_link *l, uint32_t key)
+{
+    if (l->msgs_sent) sim_fatal("link %s: sim_link_set_order_key after the first send", l->cfg.name);
+    if (key && key + 1 > SIM_ORDER_KEY_MAX)
+        sim_fatal("link %s: order key %u: at most %u (credits take key + 1)", l->cfg.name, key, SIM_ORDER_KEY_MAX - 1);
+    l->order_key = key;
 }
 
 void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn)
@@ -158,7 +166,7 @@ size_t sim_link_take_arrived(sim_link *l)
  * needed but for a return that arrives now (a delta notification). */
 static inline void arm_credit(sim_link *l, sim_time_ps delay)
 {
-    if (delay) sim_process_wake_at(l->k, &l->credit_proc, delay);
+    if (delay) sim_process_wake_at_ordered(l->k, &l->credit_proc, delay, l->order_key ? l->order_key + 1 : 0);
     else sim_event_notify_at(&l->credit_ev, 0);
 }
 

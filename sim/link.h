@@ -130,6 +130,7 @@ struct sim_link {
     sim_event credit_returned;       /* notified when credits arrive at the sender */
     sim_event arrive_ev, credit_ev;  /* deferring links, and arrivals due now (delta) */
     sim_link_cfg cfg;
+    uint32_t order_key;              /* deliveries' same-time order (sim_link_set_order_key); credits use +1 */
     _Alignas(64) sim_link_pool pool[SIM_LINK_MAX_CREDIT_TYPES];
     /* statistics */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
@@ -147,6 +148,11 @@ void sim_link_free(sim_link *l);
 void sim_link_set_receiver(sim_link *l, sim_link_recv_fn fn, void *ctx);
 void sim_link_set_credit_callback(sim_link *l, sim_link_credit_fn fn, void *ctx);
 void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label);
+/* Same-time order of this link's deliveries (key) and credit arrivals (key + 1)
+ * against other keyed wake-ups (sim_process_wake_at_ordered): the fabric gives
+ * every link direction its own pair, so the order is the system's, whatever
+ * notified first. 0 (the default): notification order. Before the first send. */
+void sim_link_set_order_key(sim_link *l, uint32_t key);
 
 /* Deferred delivery: temporal decoupling for a receiver that can process a
  * message after its arrival time, at its own next activation, as of the
