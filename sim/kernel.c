@@ -85,6 +85,7 @@ struct sim_kernel {
     slot_ref *tab;
     size_t tab_cap, tab_len;  /* tab_cap is a power of two */
     time_slot **free_slots;
+    sim_time_ps last_step_ps;  /* the time of the last timed step (sim_last_step_ps) */
     uint64_t *sort_keys;      /* sort_keys' scratch: two halves of sort_cap keys */
     size_t sort_cap;
     size_t n_free, cap_free;
@@ -1132,6 +1133,7 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
             return k->now;
         }
         k->now = t;
+        k->last_step_ps = t;
         if (k->time_hook) k->time_hook(k->time_hook_ctx, t);
         do fire_slot(k, top);   /* then any slot a callback made for now */
         while ((top = slot_at_now(k)));
@@ -1142,6 +1144,8 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
 
 static void (*run_gate)(void);
 void sim_set_run_gate(void (*gate)(void)) { run_gate = gate; }
+
+sim_time_ps sim_last_step_ps(const sim_kernel *k) { return k->last_step_ps; }
 
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
 {

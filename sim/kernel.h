@@ -115,6 +115,10 @@ sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps);
 void sim_set_run_gate(void (*gate)(void));
 void sim_stop(sim_kernel *k);                     /* finish the current delta, then return */
 bool sim_stopped(const sim_kernel *k);
+/* The time of the last timed step (0 before any): where a run that ended for
+ * want of activity ended, even when sim_run was given a later limit (a
+ * partitioned run's windows). */
+sim_time_ps sim_last_step_ps(const sim_kernel *k);
 /* Earliest pending timed notification, or SIM_TIME_MAX. */
 sim_time_ps sim_next_time(sim_kernel *k);
 /* Delta batches are fused by default: when nothing else is runnable, a

@@ -20,6 +20,7 @@
 
 #define SIM_LINK_MAX_CREDIT_TYPES 64   /* e.g. one per VOQ of a 64-port switch */
 #define SIM_LINK_INFINITE_CREDITS UINT32_MAX
+#define SIM_LINK_REMOTE_CREDITS (UINT32_MAX - 1)   /* a receiving half's pools: counted by the sending half */
 
 typedef struct sim_link sim_link;
 typedef void (*sim_link_recv_fn)(void *ctx, sim_link *l, void *msg, uint32_t bytes);
@@ -210,6 +211,24 @@ sim_time_ps sim_link_tx_free_ps(const sim_link *l);
 void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n);
 /* Receiver frees buffer space: credits travel back to the sender. */
 void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits);
+
+/* Halves of a link cut between two kernels (a partitioned run, sim/pdes.h):
+ * each kernel has its own sim_link for the direction, made with the same cfg.
+ * The sending half serialises, spends credits and keeps the wire statistics;
+ * its messages wait (no delivery is armed) until sim_link_export hands them,
+ * arrival times set, to whoever carries them to the other kernel, where
+ * sim_link_import puts them on the receiving half's wire to be delivered at
+ * their arrival as usual. Credits go the other way: the receiving half's
+ * returns wait for sim_link_export_credits, the sending half takes them with
+ * sim_link_import_credits. Both before the first send; a deferring receiver
+ * cannot be cut (it judges messages as they are sent). Imports must not
+ * arrive before their kernel's now (the lookahead: each half's latency). */
+void sim_link_make_sending_half(sim_link *l);
+void sim_link_make_receiving_half(sim_link *l);
+size_t sim_link_export(sim_link *l, void (*fn)(void *ctx, const sim_link_msg *m), void *ctx);
+void sim_link_import(sim_link *l, const sim_link_msg *m);
+size_t sim_link_export_credits(sim_link *l, void (*fn)(void *ctx, const sim_link_credit_msg *c), void *ctx);
+void sim_link_import_credits(sim_link *l, const sim_link_credit_msg *c);
 
 uint64_t sim_link_in_flight(const sim_link *l);
 /* Calls fn for every message in flight, oldest first (a message sent in parts
