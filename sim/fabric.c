@@ -1,6 +1,7 @@
 /* The fabric builder (sim/fabric.h): components from registered kinds, two
  * sim links per topology link, routing tables and multicast groups. */
 #include "sim/fabric.h"
+#include "sim/pdes.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -39,12 +40,31 @@ struct sim_fabric {
     sim_fabric_ingress *ingress;    /* per (node, port): t->nodes[n].first port index below */
     uint32_t *port_base;            /* node -> index of its port 0 in ingress / ports */
     sim_fabric_port *ports;
-    sim_link **links;               /* 2 per topo link: a->b, b->a */
+    sim_link **links;               /* 2 per topo link: a->b, b->a (the sending half when cut) */
+    sim_link **rx_links;            /* the receiving half in the receiver's part, or NULL (not cut) */
+    sim_pdes *pdes;                 /* partitioned: the parts' windows; else NULL */
     char (*link_names)[2 * (TOPO_NAME_MAX + 8) + 4];
     char (*port_names)[TOPO_NAME_MAX + 8];
 };
 
 sim_kernel *sim_fabric_kernel(const sim_fabric *f) { return f->k; }
+
+sim_kernel *sim_fabric_node_kernel(const sim_fabric *f, uint32_t node)
+{
+    return f->pdes ? f->cfg.part_kernels[f->cfg.node_part[node]] : f->k;
+}
+
+sim_time_ps sim_fabric_run(sim_fabric *f, sim_time_ps until_ps)
+{
+    return f->pdes ? sim_pdes_run(f->pdes, until_ps) : sim_run(f->k, until_ps);
+}
+
+struct sim_pdes *sim_fabric_pdes(const sim_fabric *f) { return f->pdes; }
+
+uint64_t sim_fabric_events(const sim_fabric *f) { return f->pdes ? sim_pdes_events(f->pdes) : sim_event_count(f->k); }
+
+/* The link a direction's receiver takes it from. */
+static sim_link *rx_link(const sim_fabric *f, size_t i) { return f->rx_links && f->rx_links[i] ? f->rx_links[i] : f->links[i]; }
 const topo *sim_fabric_topo(const sim_fabric *f) { return f->t; }
 const topo_routes *sim_fabric_routes(const sim_fabric *f) { return f->routes; }
 sim_groups *sim_fabric_groups(sim_fabric *f) { return f->groups; }
@@ -85,10 +105,38 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
         snprintf(err, errlen, "the topology is not finished (topo_finish)");
         return NULL;
     }
+    if (t->n_links > (SIM_ORDER_KEY_MAX - 2) / 4) {   /* each direction takes two order keys */
+        snprintf(err, errlen, "%u links; the fabric orders at most %u", t->n_links, (SIM_ORDER_KEY_MAX - 2) / 4);
+        return NULL;
+    }
+    const bool parted = cfg->parts > 1;
+    if (parted) {
+        if (!cfg->part_kernels || !cfg->node_part) {
+            snprintf(err, errlen, "a partitioned fabric needs part_kernels and node_part");
+            return NULL;
+        }
+        for (uint32_t n = 0; n < t->n_nodes; n++) {
+            const sim_fabric_kind *kd = sim_fabric_kind_find(t->nodes[n].kind->name);
+            if (cfg->node_part[n] >= cfg->parts) {
+                snprintf(err, errlen, "node %s in part %u of %u", t->nodes[n].name, cfg->node_part[n], cfg->parts);
+                return NULL;
+            }
+            if (kd && !kd->partitionable) {
+                snprintf(err, errlen, "node %s: kind %s cannot be partitioned (its links defer or are planned ahead on); "
+                         "partitionable kinds: those of models/fabric", t->nodes[n].name, kd->name);
+                return NULL;
+            }
+        }
+        k = cfg->part_kernels[0];
+    }
     sim_fabric *f = calloc(1, sizeof *f);
     f->k = k;
     f->t = t;
     f->cfg = *cfg;
+    if (parted) {
+        f->pdes = sim_pdes_new(cfg->parts, cfg->part_kernels);
+        f->rx_links = calloc(2 * (size_t)t->n_links + 1, sizeof *f->rx_links);
+    }
     f->groups = sim_groups_new();
     f->kind = calloc(t->n_nodes, sizeof *f->kind);
     f->comp = calloc(t->n_nodes, sizeof *f->comp);
@@ -151,8 +199,16 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
                                 .credit_latency_ps = SIM_LINK_SAME_LATENCY,
                                 .credit_types = in->credit_types };
             for (unsigned v = 0; v < in->credit_types; v++) lc.credits[v] = in->credits[v];
-            f->links[2 * i + d] = sim_link_new(k, &lc);
+            f->links[2 * i + d] = sim_link_new(sim_fabric_node_kernel(f, from), &lc);
+            /* same-time arrivals fire in link order, whoever sent first (kernel.h) */
+            sim_link_set_order_key(f->links[2 * i + d], 1 + 2 * (2 * i + d));
             if (cfg->trace) sim_link_trace(f->links[2 * i + d], cfg->trace, (sim_link_label_fn)sim_pkt_label);
+            if (parted && cfg->node_part[from] != cfg->node_part[to]) {   /* cut: a receiving half in the receiver's part */
+                sim_link *rx = sim_link_new(sim_fabric_node_kernel(f, to), &lc);
+                sim_link_set_order_key(rx, 1 + 2 * (2 * i + d));
+                f->rx_links[2 * i + d] = rx;
+                sim_pdes_cut(f->pdes, f->links[2 * i + d], cfg->node_part[from], rx, cfg->node_part[to]);
+            }
         }
     }
     for (uint32_t n = 0; n < t->n_nodes; n++)     /* connect */
@@ -167,7 +223,7 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
             sp->port = p;
             sp->name = topo_port_name(t, n, p, f->port_names[f->port_base[n] + p], sizeof f->port_names[0]);
             sp->out = f->links[2 * li + d];
-            sp->in = f->links[2 * li + (1 - d)];
+            sp->in = rx_link(f, 2 * (size_t)li + (1 - d));
             sp->peer_node = (uint32_t)topo_peer(t, n, p, &pp);
             sp->peer_port = pp;
             sp->link = tl;
@@ -188,7 +244,10 @@ static void give_back_packets(sim_fabric *f)
     for (uint32_t n = 0; f->comp && n < f->t->n_nodes; n++)
         if (f->comp[n] && f->kind[n]->held) f->kind[n]->held(f->comp[n], sim_pkt_set_add, &h);
     for (size_t i = 0; f->links && i < 2 * (size_t)f->t->n_links; i++)
-        if (f->links[i]) sim_link_for_each_in_flight(f->links[i], sim_pkt_set_add_msg, &h);
+        if (f->links[i]) {
+            sim_link_for_each_in_flight(f->links[i], sim_pkt_set_add_msg, &h);
+            if (f->rx_links && f->rx_links[i]) sim_link_for_each_in_flight(f->rx_links[i], sim_pkt_set_add_msg, &h);
+        }
     sim_pkt_set_free_all(&h);
 }
 
@@ -200,6 +259,9 @@ void sim_fabric_free(sim_fabric *f)
         if (f->comp[n]) f->kind[n]->free(f->comp[n]);
     for (size_t i = 0; f->links && i < 2 * (size_t)f->t->n_links; i++)
         if (f->links[i]) sim_link_free(f->links[i]);
+    for (size_t i = 0; f->rx_links && i < 2 * (size_t)f->t->n_links; i++) sim_link_free(f->rx_links[i]);
+    sim_pdes_free(f->pdes);
+    free(f->rx_links);
     if (f->routes) topo_routes_free(f->routes);
     sim_groups_free(f->groups);
     free(f->kind);
@@ -217,7 +279,7 @@ int sim_fabric_check(const sim_fabric *f, bool drained, char *why, size_t why_n)
 {
     char w[384];
     for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++)
-        if (sim_link_check(f->links[i], drained, w, sizeof w)) {
+        if (sim_link_check(f->links[i], drained, w, sizeof w) || (rx_link(f, i) != f->links[i] && sim_link_check(rx_link(f, i), drained, w, sizeof w))) {
             snprintf(why, why_n, "link %s: %s", f->link_names[i], w);
             return -1;
         }
@@ -233,7 +295,10 @@ int sim_fabric_check(const sim_fabric *f, bool drained, char *why, size_t why_n)
 
 void sim_fabric_reset_stats(sim_fabric *f)
 {
-    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) sim_link_reset_stats(f->links[i]);
+    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
+        sim_link_reset_stats(f->links[i]);
+        if (rx_link(f, i) != f->links[i]) sim_link_reset_stats(rx_link(f, i));
+    }
     for (uint32_t n = 0; n < f->t->n_nodes; n++)
         if (f->kind[n]->reset_stats) f->kind[n]->reset_stats(f->comp[n]);
 }

@@ -82,6 +82,10 @@ typedef struct sim_fabric_kind {
     void (*held)(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx);
     /* Frees the component; every packet of its pool is back by then (strict sim_pkt_pool_free). */
     void (*free)(void *comp);
+    /* May its nodes be put in different parts of a partitioned fabric? It
+     * takes its kernel from sim_fabric_node_kernel, and its links neither
+     * defer deliveries nor have their marked messages counted. */
+    bool partitionable;
 } sim_fabric_kind;
 
 void sim_fabric_kind_register(const sim_fabric_kind *k);
@@ -95,6 +99,13 @@ typedef struct sim_fabric_cfg {
     /* A kind's settings from the test (the kind's own struct, from its
      * header), read by its build; the pointers must outlive the fabric. */
     struct { const char *kind; const void *cfg; } kind_cfg[SIM_FABRIC_MAX_KIND_CFGS];
+    /* Partitioned (parts > 1, sim/pdes.h): node n is built in kernel
+     * part_kernels[node_part[n]] (the kernel argument of sim_fabric_new is
+     * then part 0's), a link between parts is cut into halves, and
+     * sim_fabric_run runs the parts in windows. Arrays the caller's. */
+    unsigned parts;
+    sim_kernel *const *part_kernels;
+    const uint32_t *node_part;
 } sim_fabric_cfg;
 
 /* NULL with err naming the node / link / field on bad input. t stays the caller's. */
@@ -107,6 +118,14 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
 void sim_fabric_free(sim_fabric *f);
 
 sim_kernel *sim_fabric_kernel(const sim_fabric *f);
+/* The kernel node's component lives in (a kind's build takes its kernel here). */
+sim_kernel *sim_fabric_node_kernel(const sim_fabric *f, uint32_t node);
+/* sim_run of the whole system: the parts in windows when partitioned. */
+sim_time_ps sim_fabric_run(sim_fabric *f, sim_time_ps until_ps);
+/* Process activations of the whole system (every part). */
+uint64_t sim_fabric_events(const sim_fabric *f);
+/* The parts' windows (sim/pdes.h: lookahead, windows), or NULL when not partitioned. */
+struct sim_pdes *sim_fabric_pdes(const sim_fabric *f);
 const topo *sim_fabric_topo(const sim_fabric *f);
 const topo_routes *sim_fabric_routes(const sim_fabric *f);
 sim_groups *sim_fabric_groups(sim_fabric *f);
@@ -115,7 +134,8 @@ sim_trace *sim_fabric_trace(const sim_fabric *f);
 const void *sim_fabric_kind_cfg(const sim_fabric *f, const char *kind);
 uint64_t sim_fabric_node_seed(const sim_fabric *f, uint32_t node);
 void *sim_fabric_component(const sim_fabric *f, uint32_t node);
-/* The link of topology link `link` in direction a->b (dir 0) or b->a (1). */
+/* The link of topology link `link` in direction a->b (dir 0) or b->a (1): its
+ * sending half when the direction is cut between parts (the wire statistics). */
 sim_link *sim_fabric_link(const sim_fabric *f, uint32_t link, unsigned dir);
 
 /* Every link's and every component's conservation; 0 fine, else why names the first failure. */

@@ -20,14 +20,14 @@
  * advances a heap slot comes within the calendar's reach but stays in the
  * heap: the earliest slot is the earlier of the calendar's first and the
  * heap's top, and a time has at most one slot (a push looks in the hash too
- * when the heap could hold its time). Within a slot, entries fire in (priority, seq) order, so
+ * when the heap could hold its time). Within a slot, entries fire in (priority, order key, seq) order, so
  * same-time order is specified, never accidental. An event's entry has
  * fn = NULL; the event records the time and index of its live entry, so a
  * cancelled or superseded entry is recognised and skipped lazily. (A slot
  * for time t is made at most once while a live entry could point into it:
  * it is dropped early only when every entry in it is dead.) */
 typedef struct timed_entry {
-    uint64_t key;             /* (priority + 128) << 56 | index in the slot: appended in notification order */
+    uint64_t key;             /* (priority + 128) << 56 | order key << 32 | index in the slot (notification order) */
     sim_timed_fn fn;          /* NULL: obj is a sim_event to trigger */
     void *obj;
     uint64_t tag;
@@ -38,7 +38,7 @@ typedef struct time_slot {
     struct time_slot *next;   /* in a calendar bucket: the next later slot */
     timed_entry *v;
     size_t n, cap;
-    bool has_priority;        /* some entry has a non-default priority: sort before firing */
+    bool unsorted;            /* an entry was appended with a key below the one before it: sort before firing */
 } time_slot;
 
 /* The cold parts of events and processes (see kernel.h). */
@@ -85,6 +85,9 @@ struct sim_kernel {
     slot_ref *tab;
     size_t tab_cap, tab_len;  /* tab_cap is a power of two */
     time_slot **free_slots;
+    sim_time_ps last_step_ps;  /* the time of the last timed step (sim_last_step_ps) */
+    uint64_t *sort_keys;      /* sort_keys' scratch: two halves of sort_cap keys */
+    size_t sort_cap;
     size_t n_free, cap_free;
     time_slot *last_slot;     /* the slot of the last push (most pushes go there again); never NULL */
     time_slot no_slot;        /* last_slot when there is none, and the end of every calendar bucket:
@@ -195,6 +198,7 @@ void sim_kernel_free(sim_kernel *k)
         free(k->free_slots[i]);
     }
     free(k->free_slots);
+    free(k->sort_keys);
     free(k->tab);
     free(k->heap);
     free(k->procs);
@@ -369,7 +373,7 @@ static void queue_take(sim_kernel *k, time_slot *top)
 static void slot_release(sim_kernel *k, time_slot *slot)
 {
     slot->n = 0;
-    slot->has_priority = false;
+    slot->unsorted = false;
     if (k->n_free == k->cap_free) {
         k->cap_free = k->cap_free ? 2 * k->cap_free : 16;
         k->free_slots = xrealloc(k->free_slots, k->cap_free * sizeof *k->free_slots);
@@ -378,6 +382,10 @@ static void slot_release(sim_kernel *k, time_slot *slot)
 }
 
 static inline uint64_t timed_key(int8_t prio, uint32_t index) { return ((uint64_t)(uint8_t)(prio + 128) << 56) | index; }
+static inline uint64_t timed_key_ordered(int8_t prio, uint32_t order_key, uint32_t index)
+{
+    return timed_key(prio, index) | (uint64_t)order_key << 32;
+}
 
 static time_slot *slot_new(sim_kernel *k, sim_time_ps t)
 {
@@ -432,7 +440,7 @@ static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, sim_timed_fn f
     e->fn = fn;
     e->obj = obj;
     e->tag = tag;
-    if (prio) slot->has_priority = true;
+    if (index && slot->v[index - 1].key > e->key) slot->unsorted = true;
     if (!fn) ((sim_event *)obj)->timed_index = index;
 }
 
@@ -474,10 +482,42 @@ sim_time_ps sim_next_time(sim_kernel *k)
     return top ? top->t : SIM_TIME_MAX;
 }
 
-static int entry_cmp(const void *a, const void *b)
+/* A slot is sorted only when an entry came in below the one before it (a
+ * priority, or order keys out of order: fabric links waking at one time, which
+ * synchronous traffic makes slots of a hundred). What is sorted is the keys
+ * alone, 8 bytes each, into the kernel's scratch array: the low 32 bits of a
+ * key are its entry's index, so the sorted keys are the firing order.
+ * Insertion sort in runs of 16, then bottom-up merges; no comparison
+ * callback. Keys are unique. Returns the sorted keys (k->sort_keys). */
+static const uint64_t *sort_keys(sim_kernel *k, const timed_entry *v, size_t n)
 {
-    uint64_t x = ((const timed_entry *)a)->key, y = ((const timed_entry *)b)->key;
-    return (x > y) - (x < y);
+    enum { RUN = 16 };
+    if (k->sort_cap < n) {
+        k->sort_cap = 2 * n;
+        k->sort_keys = xrealloc(k->sort_keys, 2 * k->sort_cap * sizeof *k->sort_keys);
+    }
+    uint64_t *from = k->sort_keys, *to = k->sort_keys + k->sort_cap;
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t key = v[i].key;
+            size_t j = i;
+            for (; j > lo && from[j - 1] > key; j--) from[j] = from[j - 1];
+            from[j] = key;
+        }
+    }
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) to[o++] = from[a] < from[b] ? from[a++] : from[b++];
+            while (a < mid) to[o++] = from[a++];
+            while (b < hi) to[o++] = from[b++];
+        }
+        uint64_t *t = from;
+        from = to;
+        to = t;
+    }
+    return from;
 }
 
 /* --- processes and events ------------------------------------------------ */
@@ -661,9 +701,34 @@ inline void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay
         en->key = timed_key(0, index);
         en->fn = wake_entry;
         en->obj = p;
+        if (index && slot->v[index - 1].key > en->key) slot->unsorted = true;   /* after a keyed one */
     } else {
         timed_push(k, t, 0, wake_entry, p, 0);
     }
+}
+
+inline void sim_process_wake_at_ordered(sim_kernel *k, sim_process *p, sim_time_ps delay_ps, uint32_t order_key)
+{
+    if (!order_key) {
+        sim_process_wake_at(k, p, delay_ps);
+        return;
+    }
+    if (!delay_ps) sim_fatal("sim_process_wake_at_ordered: zero delay (use an event's delta notification)");
+    if (order_key > SIM_ORDER_KEY_MAX) sim_fatal("sim_process_wake_at_ordered: order key %u above %u", order_key, SIM_ORDER_KEY_MAX);
+    const sim_time_ps t = k->now + delay_ps;
+    time_slot *slot = k->last_slot;   /* as sim_process_wake_at */
+    if (slot->t != t) slot = k->last_slot = k->cal[(size_t)(t >> CAL_SHIFT) & (CAL_BUCKETS - 1)];
+    if (!(slot->t == t && slot->n < slot->cap)) {
+        timed_push(k, t, 0, wake_entry, p, 0);
+        slot = k->last_slot;          /* timed_push left it at t's slot */
+        slot->n--;                    /* and the entry is made again below */
+    }
+    uint32_t index = (uint32_t)slot->n++;
+    timed_entry *en = &slot->v[index];
+    en->key = timed_key_ordered(0, order_key, index);
+    en->fn = wake_entry;
+    en->obj = p;
+    if (index && slot->v[index - 1].key > en->key) slot->unsorted = true;
 }
 
 /* Fires every entry of the earliest slot (queue_top's answer; the caller has
@@ -671,10 +736,10 @@ inline void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay
 static void fire_slot(sim_kernel *k, time_slot *slot)
 {
     queue_take(k, slot);
-    if (slot->has_priority) qsort(slot->v, slot->n, sizeof *slot->v, entry_cmp);
+    const uint64_t *order = slot->unsorted ? sort_keys(k, slot->v, slot->n) : NULL;
     sim_process **tail = k->run_tailp;
     for (size_t i = 0; i < slot->n; i++) {
-        const timed_entry *en = &slot->v[i];
+        const timed_entry *en = &slot->v[order ? (uint32_t)order[i] : i];
         if (!en->fn) {
             sim_event *e = en->obj;
             if (event_entry_live(e, slot->t, en->key)) trigger_batch(k, e, &tail);
@@ -787,7 +852,7 @@ static inline void notify_at_in(sim_kernel *k, sim_event *e, sim_time_ps delay_p
         en->fn = NULL;
         en->obj = e;
         e->timed_index = index;
-        if (e->priority) slot->has_priority = true;
+        if (index && slot->v[index - 1].key > en->key) slot->unsorted = true;
     } else {
         timed_push(k, t, e->priority, NULL, e, 0);
     }
@@ -1068,6 +1133,7 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
             return k->now;
         }
         k->now = t;
+        k->last_step_ps = t;
         if (k->time_hook) k->time_hook(k->time_hook_ctx, t);
         do fire_slot(k, top);   /* then any slot a callback made for now */
         while ((top = slot_at_now(k)));
@@ -1078,6 +1144,8 @@ static sim_time_ps run_loop(sim_kernel *k, sim_time_ps until_ps)
 
 static void (*run_gate)(void);
 void sim_set_run_gate(void (*gate)(void)) { run_gate = gate; }
+
+sim_time_ps sim_last_step_ps(const sim_kernel *k) { return k->last_step_ps; }
 
 sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps)
 {

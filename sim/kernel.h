@@ -115,6 +115,10 @@ sim_time_ps sim_run(sim_kernel *k, sim_time_ps until_ps);
 void sim_set_run_gate(void (*gate)(void));
 void sim_stop(sim_kernel *k);                     /* finish the current delta, then return */
 bool sim_stopped(const sim_kernel *k);
+/* The time of the last timed step (0 before any): where a run that ended for
+ * want of activity ended, even when sim_run was given a later limit (a
+ * partitioned run's windows). */
+sim_time_ps sim_last_step_ps(const sim_kernel *k);
 /* Earliest pending timed notification, or SIM_TIME_MAX. */
 sim_time_ps sim_next_time(sim_kernel *k);
 /* Delta batches are fused by default: when nothing else is runnable, a
@@ -172,6 +176,16 @@ void sim_schedule_callback(sim_kernel *k, sim_time_ps delay_ps, int8_t priority,
  * use it for their delivery and credit processes (one event fewer to touch
  * per message). */
 void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps);
+/* The same with an order key (1..SIM_ORDER_KEY_MAX): at one time, entries with
+ * the same priority fire unkeyed first (in notification order), then keyed ones
+ * by key, then in notification order. A key names where the wake comes from
+ * (the fabric gives each link direction its own), so the order of same-time
+ * arrivals is defined by the system, not by which sender happened to notify
+ * first: what makes a run partitioned over MPI ranks, whose arrivals from
+ * other ranks are notified when a window's messages come in, fire in the same
+ * order as one run in one process (docs/parallel.md). */
+#define SIM_ORDER_KEY_MAX ((1u << 24) - 1)
+void sim_process_wake_at_ordered(sim_kernel *k, sim_process *p, sim_time_ps delay_ps, uint32_t order_key);
 
 /* Fatal model errors (a broken conservation law, an API misuse): print and abort. */
 _Noreturn void sim_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -36,7 +36,7 @@ static void deliver_head(sim_link *l)
  * notification: those take arrive_ev. */
 static inline void arm_delivery(sim_link *l, sim_time_ps delay)
 {
-    if (delay && !l->deferrable) sim_process_wake_at(l->k, &l->deliver_proc, delay);
+    if (delay && !l->deferrable) sim_process_wake_at_ordered(l->k, &l->deliver_proc, delay, l->order_key);
     else sim_event_notify_at(&l->arrive_ev, delay);
 }
 
@@ -94,6 +94,14 @@ static void deliver(void *ctx)
     l->arm_pending = false;
     if (any) notify_delivered(l);
     arm(l);
+}
+
+void sim_link_set_order_key(sim_link *l, uint32_t key)
+{
+    if (l->msgs_sent) sim_fatal("link %s: sim_link_set_order_key after the first send", l->cfg.name);
+    if (key && key + 1 > SIM_ORDER_KEY_MAX)
+        sim_fatal("link %s: order key %u: at most %u (credits take key + 1)", l->cfg.name, key, SIM_ORDER_KEY_MAX - 1);
+    l->order_key = key;
 }
 
 void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn)
@@ -158,7 +166,7 @@ size_t sim_link_take_arrived(sim_link *l)
  * needed but for a return that arrives now (a delta notification). */
 static inline void arm_credit(sim_link *l, sim_time_ps delay)
 {
-    if (delay) sim_process_wake_at(l->k, &l->credit_proc, delay);
+    if (delay) sim_process_wake_at_ordered(l->k, &l->credit_proc, delay, l->order_key ? l->order_key + 1 : 0);
     else sim_event_notify_at(&l->credit_ev, 0);
 }
 
@@ -275,6 +283,8 @@ sim_time_ps sim_link_tx_free_ps(const sim_link *l)
     return free_ps > now ? free_ps : now;
 }
 
+static inline void append(sim_link *l, sim_time_ps arrive, void *msg, uint32_t bytes, uint16_t part, uint8_t marked);
+
 static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part, uint8_t marked)
 {
     sim_time_ps now = sim_now(l->k);
@@ -292,7 +302,13 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part, uint8
     sim_time_ps done = l->busy_until_ps + (l->busy_until_frac != 0);   /* the last byte, rounded up to a ps */
     l->busy_ps += done - (start > l->busy_done_ps ? start : l->busy_done_ps);
     l->busy_done_ps = done;
-    sim_time_ps arrive = done + l->latency_ps;
+    append(l, done + l->latency_ps, msg, bytes, part, marked);
+}
+
+/* Puts a message arriving at `arrive` on the wire (in send order) and arms the delivery. */
+static inline void append(sim_link *l, sim_time_ps arrive, void *msg, uint32_t bytes, uint16_t part, uint8_t marked)
+{
+    const sim_time_ps now = sim_now(l->k);
     if (l->q_len == l->q_cap) {
         l->q = sim_ring_grow(l->q, sizeof *l->q, l->q_head, l->q_len, &l->q_cap, 16);
         l->q_head = 0;
@@ -377,27 +393,37 @@ void sim_link_send_marked(sim_link *l, void *msg, uint32_t bytes)
     enqueue(l, msg, bytes, 0, 1);
 }
 
+/* Queues a credit return arriving at `arrive` (in return order); the caller arms. */
+static inline void push_credit(sim_link *l, sim_time_ps arrive, uint32_t credits, unsigned type)
+{
+    if (l->cq_len == l->cq_cap) {
+        l->cq = sim_ring_grow(l->cq, sizeof *l->cq, l->cq_head, l->cq_len, &l->cq_cap, 16);
+        l->cq_head = 0;
+    }
+    sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) & (l->cq_cap - 1)];
+    c->arrive_ps = arrive;
+    c->n = credits;
+    c->type = (uint8_t)type;
+    l->cq_len++;
+}
+
 void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits)
 {
     if (type >= l->credit_types) sim_fatal("link %s: credit type %u returned, the link has %u", l->cfg.name, type, l->credit_types);
     if (!credits) return;
     sim_link_pool *pl = &l->pool[type];
     if (pl->initial != SIM_LINK_INFINITE_CREDITS) {
+        if (pl->initial == SIM_LINK_REMOTE_CREDITS) {   /* a receiving half: the sending half keeps the count */
+            push_credit(l, sim_now(l->k) + l->credit_latency_ps, credits, type);
+            return;
+        }
         if (credits > pl->outstanding)
             sim_fatal("link %s: %u credits of type %u returned, only %" PRIu64 " outstanding", l->cfg.name, credits, type,
                       pl->outstanding);
         pl->outstanding -= credits;
     }
-    sim_time_ps now = sim_now(l->k);
-    if (l->cq_len == l->cq_cap) {
-        l->cq = sim_ring_grow(l->cq, sizeof *l->cq, l->cq_head, l->cq_len, &l->cq_cap, 16);
-        l->cq_head = 0;
-    }
-    sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) & (l->cq_cap - 1)];
-    c->arrive_ps = now + l->credit_latency_ps;
-    c->n = credits;
-    c->type = (uint8_t)type;
-    if (l->cq_len++ == 0) arm_credit(l, l->credit_latency_ps);
+    push_credit(l, sim_now(l->k) + l->credit_latency_ps, credits, type);
+    if (l->cq_len == 1) arm_credit(l, l->credit_latency_ps);
 }
 
 void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n)
@@ -470,7 +496,7 @@ int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n)
     }
     for (unsigned i = 0; i < l->cfg.credit_types; i++) {
         const sim_link_pool *pl = &l->pool[i];
-        if (pl->initial == SIM_LINK_INFINITE_CREDITS) continue;
+        if (pl->initial == SIM_LINK_INFINITE_CREDITS || pl->initial == SIM_LINK_REMOTE_CREDITS) continue;
         uint64_t in_return = 0;
         for (size_t j = 0; j < l->cq_len; j++)
             if (l->cq[(l->cq_head + j) & (l->cq_cap - 1)].type == i) in_return += l->cq[(l->cq_head + j) & (l->cq_cap - 1)].n;
@@ -481,4 +507,80 @@ int sim_link_check(const sim_link *l, bool expect_drained, char *why, size_t n)
         }
     }
     return 0;
+}
+
+/* --- halves of a cut link (link.h) ---------------------------------------- */
+static bool always_waits(void *ctx, sim_link *l, const void *msg)
+{
+    (void)ctx, (void)l, (void)msg;
+    return true;
+}
+
+void sim_link_make_sending_half(sim_link *l)
+{
+    if (l->msgs_sent || l->deferrable) sim_fatal("link %s: a sending half is made before the first send, of a link nobody defers", l->cfg.name);
+    l->deferrable = always_waits;   /* every message waits for sim_link_export: no delivery is armed */
+    l->defer_until_ps = SIM_TIME_MAX;
+}
+
+void sim_link_make_receiving_half(sim_link *l)
+{
+    if (l->msgs_sent || l->deferrable) sim_fatal("link %s: a receiving half is made before the first send, of a link nobody defers", l->cfg.name);
+    for (unsigned i = 0; i < l->credit_types; i++) l->pool[i].avail = l->pool[i].initial = SIM_LINK_REMOTE_CREDITS;
+}
+
+size_t sim_link_export(sim_link *l, void (*fn)(void *ctx, const sim_link_msg *m), void *ctx)
+{
+    if (l->deferrable != always_waits) sim_fatal("link %s: sim_link_export of a link that is not a sending half", l->cfg.name);
+    size_t n = l->q_len;
+    while (l->q_len) {
+        const sim_link_msg *m = &l->q[l->q_head];
+        fn(ctx, m);
+        l->msgs_delivered++;
+        l->bytes_delivered += m->bytes;
+        l->marked_in_flight -= m->marked;
+        l->q_head = (l->q_head + 1) & (l->q_cap - 1);
+        l->q_len--;
+    }
+    return n;
+}
+
+void sim_link_import(sim_link *l, const sim_link_msg *m)
+{
+    const sim_time_ps now = sim_now(l->k);
+    if (m->arrive_ps <= now || m->seq != l->msgs_sent || (l->q_len && m->arrive_ps < l->q[(l->q_head + l->q_len - 1) & (l->q_cap - 1)].arrive_ps))
+        sim_fatal("link %s: import of message %" PRIu64 " arriving at %" PRIu64 " ps: expected message %" PRIu64
+                  ", after now (%" PRIu64 " ps) and the one before it (the lookahead was not kept)",
+                  l->cfg.name, m->seq, m->arrive_ps, l->msgs_sent, now);
+    append(l, m->arrive_ps, m->msg, m->bytes, m->part, m->marked);   /* counts it sent on this half */
+}
+
+size_t sim_link_export_credits(sim_link *l, void (*fn)(void *ctx, const sim_link_credit_msg *c), void *ctx)
+{
+    size_t n = l->cq_len;
+    if (n && l->pool[l->cq[l->cq_head].type].initial != SIM_LINK_REMOTE_CREDITS)
+        sim_fatal("link %s: sim_link_export_credits of a link that is not a receiving half", l->cfg.name);
+    while (l->cq_len) {
+        fn(ctx, &l->cq[l->cq_head]);
+        l->cq_head = (l->cq_head + 1) & (l->cq_cap - 1);
+        l->cq_len--;
+    }
+    return n;
+}
+
+void sim_link_import_credits(sim_link *l, const sim_link_credit_msg *c)
+{
+    const sim_time_ps now = sim_now(l->k);
+    if (c->type >= l->credit_types) sim_fatal("link %s: import of credit type %u, the link has %u", l->cfg.name, c->type, l->credit_types);
+    if (c->arrive_ps <= now || (l->cq_len && c->arrive_ps < l->cq[(l->cq_head + l->cq_len - 1) & (l->cq_cap - 1)].arrive_ps))
+        sim_fatal("link %s: import of credits arriving at %" PRIu64 " ps, now %" PRIu64 " ps (the lookahead was not kept)", l->cfg.name,
+                  c->arrive_ps, now);
+    sim_link_pool *pl = &l->pool[c->type];
+    if (pl->initial != SIM_LINK_INFINITE_CREDITS) {
+        if (c->n > pl->outstanding)
+            sim_fatal("link %s: %u credits of type %u imported, only %" PRIu64 " outstanding", l->cfg.name, c->n, c->type, pl->outstanding);
+        pl->outstanding -= c->n;
+    }
+    push_credit(l, c->arrive_ps, c->n, c->type);
+    if (l->cq_len == 1) arm_credit(l, c->arrive_ps - now);
 }

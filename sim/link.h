@@ -20,6 +20,7 @@
 
 #define SIM_LINK_MAX_CREDIT_TYPES 64   /* e.g. one per VOQ of a 64-port switch */
 #define SIM_LINK_INFINITE_CREDITS UINT32_MAX
+#define SIM_LINK_REMOTE_CREDITS (UINT32_MAX - 1)   /* a receiving half's pools: counted by the sending half */
 
 typedef struct sim_link sim_link;
 typedef void (*sim_link_recv_fn)(void *ctx, sim_link *l, void *msg, uint32_t bytes);
@@ -130,6 +131,7 @@ struct sim_link {
     sim_event credit_returned;       /* notified when credits arrive at the sender */
     sim_event arrive_ev, credit_ev;  /* deferring links, and arrivals due now (delta) */
     sim_link_cfg cfg;
+    uint32_t order_key;              /* deliveries' same-time order (sim_link_set_order_key); credits use +1 */
     _Alignas(64) sim_link_pool pool[SIM_LINK_MAX_CREDIT_TYPES];
     /* statistics */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
@@ -147,6 +149,11 @@ void sim_link_free(sim_link *l);
 void sim_link_set_receiver(sim_link *l, sim_link_recv_fn fn, void *ctx);
 void sim_link_set_credit_callback(sim_link *l, sim_link_credit_fn fn, void *ctx);
 void sim_link_trace(sim_link *l, sim_trace *t, sim_link_label_fn label);
+/* Same-time order of this link's deliveries (key) and credit arrivals (key + 1)
+ * against other keyed wake-ups (sim_process_wake_at_ordered): the fabric gives
+ * every link direction its own pair, so the order is the system's, whatever
+ * notified first. 0 (the default): notification order. Before the first send. */
+void sim_link_set_order_key(sim_link *l, uint32_t key);
 
 /* Deferred delivery: temporal decoupling for a receiver that can process a
  * message after its arrival time, at its own next activation, as of the
@@ -204,6 +211,24 @@ sim_time_ps sim_link_tx_free_ps(const sim_link *l);
 void sim_link_hold_credits(sim_link *l, unsigned type, uint32_t n);
 /* Receiver frees buffer space: credits travel back to the sender. */
 void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits);
+
+/* Halves of a link cut between two kernels (a partitioned run, sim/pdes.h):
+ * each kernel has its own sim_link for the direction, made with the same cfg.
+ * The sending half serialises, spends credits and keeps the wire statistics;
+ * its messages wait (no delivery is armed) until sim_link_export hands them,
+ * arrival times set, to whoever carries them to the other kernel, where
+ * sim_link_import puts them on the receiving half's wire to be delivered at
+ * their arrival as usual. Credits go the other way: the receiving half's
+ * returns wait for sim_link_export_credits, the sending half takes them with
+ * sim_link_import_credits. Both before the first send; a deferring receiver
+ * cannot be cut (it judges messages as they are sent). Imports must not
+ * arrive before their kernel's now (the lookahead: each half's latency). */
+void sim_link_make_sending_half(sim_link *l);
+void sim_link_make_receiving_half(sim_link *l);
+size_t sim_link_export(sim_link *l, void (*fn)(void *ctx, const sim_link_msg *m), void *ctx);
+void sim_link_import(sim_link *l, const sim_link_msg *m);
+size_t sim_link_export_credits(sim_link *l, void (*fn)(void *ctx, const sim_link_credit_msg *c), void *ctx);
+void sim_link_import_credits(sim_link *l, const sim_link_credit_msg *c);
 
 uint64_t sim_link_in_flight(const sim_link *l);
 /* Calls fn for every message in flight, oldest first (a message sent in parts

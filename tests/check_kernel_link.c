@@ -3,7 +3,8 @@
  * event, stall accounting, utilisation, hold_credits, sim_link_check
  * (conservation holds, and a violation is detected), deferred delivery
  * (messages waiting for the receiver's own activation, in order, with their
- * arrival times), and the count of marked messages in flight. */
+ * arrival times), the count of marked messages in flight, and order keys
+ * (same-time deliveries in key order, whatever the send order). */
 #include <check.h>
 #include <math.h>
 #include <signal.h>
@@ -649,6 +650,51 @@ START_TEST(test_parts_carried_to_receiver)
 }
 END_TEST
 
+/* Same-time deliveries of keyed links fire after unkeyed ones, in key order,
+ * whatever order their senders sent in; 40 links take the merge path. */
+START_TEST(test_order_keys_define_same_time_order)
+{
+    static const uint32_t keys[] = { 9, 3, 0, 5 };
+    static const char *const names[] = { "k9", "k3", "u", "k5" };
+    for (int round = 0; round < 2; round++) {
+        sim_link *l[4];
+        for (int i = 0; i < 4; i++) {
+            l[i] = mk(names[i], 1000, 0, 0, 0, 0);
+            sim_link_set_receiver(l[i], recv_log, (void *)names[i]);
+            sim_link_set_order_key(l[i], keys[i]);
+        }
+        for (int j = 0; j < 4; j++) {   /* round 0: k9 k3 u k5; round 1 the reverse */
+            int i = round ? 3 - j : j;
+            sim_link_send(l[i], (void *)(uintptr_t)i, 8);
+        }
+        sim_run(k, SIM_TIME_MAX);
+        ck_assert_str_eq(log_str(), round ? "u@2000 k3@2000 k5@2000 k9@2000" : "u@1000 k3@1000 k5@1000 k9@1000");
+        log_reset();
+        for (int i = 0; i < 4; i++) sim_link_free(l[i]);
+    }
+    enum { N = 40 };
+    sim_link *many[N];
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t key = 1 + 2 * ((i * 17) % N);   /* a permutation of 1, 3, ... 79 */
+        many[i] = mk("many", 500, 0, 0, 0, 0);
+        sim_link_set_order_key(many[i], key);
+        sim_link_send(many[i], (void *)(uintptr_t)key, 8);
+    }
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(g_log_n, N);
+    for (int i = 1; i < N; i++) ck_assert_uint_lt(g_log[i - 1].val, g_log[i].val);
+    for (int i = 0; i < N; i++) sim_link_free(many[i]);
+}
+END_TEST
+
+START_TEST(test_order_key_after_send_aborts)
+{
+    sim_link *l = mk("l", 1000, 0, 0, 0, 0);
+    sim_link_send(l, (void *)1, 8);
+    sim_link_set_order_key(l, 7);
+}
+END_TEST
+
 static Suite *link_suite(void)
 {
     Suite *s = suite_create("link");
@@ -679,6 +725,11 @@ static Suite *link_suite(void)
     tcase_add_test(tc, test_deferred_rejudge);
     tcase_add_test(tc, test_deferred_rejudge_asks_only_the_rest);
     tcase_add_test(tc, test_marked_in_flight);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("order");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_order_keys_define_same_time_order);
+    tcase_add_test_raise_signal(tc, test_order_key_after_send_aborts, SIGABRT);
     suite_add_tcase(s, tc);
     return s;
 }

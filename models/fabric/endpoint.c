@@ -185,7 +185,7 @@ static void *ep_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     }
     fabric_endpoint *ep = calloc(1, sizeof *ep);
     ep->f = f;
-    ep->k = sim_fabric_kernel(f);
+    ep->k = sim_fabric_node_kernel(f, node);
     ep->node = node;
     ep->index = (uint32_t)t->nodes[node].endpoint;
     ep->n = t->n_endpoints;
@@ -304,6 +304,7 @@ static const sim_fabric_kind endpoint_kind = {
     .reset_stats = ep_reset_stats,
     .held = ep_held,
     .free = ep_free,
+    .partitionable = true,   /* its kernel is its node's; its links neither defer nor count marks */
 };
 
 void fabric_endpoint_register(void) { sim_fabric_kind_register(&endpoint_kind); }

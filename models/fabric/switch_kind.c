@@ -4,7 +4,7 @@
 
 static void *kind_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
 {
-    return fabric_switch_new(sim_fabric_kernel(f), sim_fabric_topo(f), node, sim_fabric_routes(f),
+    return fabric_switch_new(sim_fabric_node_kernel(f, node), sim_fabric_topo(f), node, sim_fabric_routes(f),
                              sim_fabric_groups(f), sim_fabric_kind_cfg(f, "switch"), why, why_n);
 }
 static void kind_ingress(void *c, unsigned port, sim_fabric_ingress *in) { fabric_switch_ingress(c, port, in); }
@@ -22,6 +22,7 @@ void fabric_switch_register(void)
     static const sim_fabric_kind kind = {
         .name = "switch", .build = kind_build, .ingress = kind_ingress, .connect = kind_connect,
         .start = NULL, .check = kind_check, .reset_stats = kind_reset, .held = kind_held, .free = kind_free,
+        .partitionable = true,
     };
     sim_fabric_kind_register(&kind);
 }
