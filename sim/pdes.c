@@ -1,11 +1,33 @@
 /* Conservative windows over parts in one process (see pdes.h). */
 #include "sim/pdes.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 typedef struct cut {
     sim_link *sending, *receiving;
 } cut;
+
+/* A cut direction of a ranked run: our half, the peer rank, the codec. */
+typedef struct remote_cut {
+    sim_link *link;
+    unsigned peer;
+    bool sending;
+    const sim_pdes_codec *codec;
+} remote_cut;
+
+/* The records of a window's exchange: a message (then len bytes of payload) or a credit return. */
+enum { REC_MSG = 1, REC_CREDIT = 2 };
+typedef struct rec_head {
+    uint32_t cut_id;
+    uint8_t kind, marked, credit_type, pad;
+    uint16_t part, pad2;
+    uint32_t bytes_or_credits;
+    uint64_t arrive_ps, seq;
+    uint32_t len, pad3;
+} rec_head;
 
 struct sim_pdes {
     unsigned parts;
@@ -14,7 +36,33 @@ struct sim_pdes {
     size_t n_cuts, cap_cuts;
     sim_time_ps lookahead_ps;
     uint64_t windows;
+    /* ranked (tr.size > 0): this rank's part only */
+    sim_pdes_transport tr;
+    remote_cut *rcuts;        /* indexed by cut id; link NULL: not ours */
+    size_t n_rcuts;
+    sim_pdes_buf *out, *in;   /* per rank */
+    bool lookahead_agreed;
+    double blocked_s, wall_s;
 };
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void sim_pdes_buf_put(sim_pdes_buf *b, const void *data, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 4096;
+        while (b->cap < b->len + n) b->cap *= 2;
+        b->data = realloc(b->data, b->cap);
+        if (!b->data) sim_fatal("pdes: out of memory for an exchange of %zu bytes", b->cap);
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+}
 
 sim_pdes *sim_pdes_new(unsigned parts, sim_kernel *const *kernels)
 {
@@ -32,8 +80,55 @@ void sim_pdes_free(sim_pdes *p)
     if (!p) return;
     free(p->k);
     free(p->cuts);
+    free(p->rcuts);
+    for (unsigned r = 0; p->out && r < p->tr.size; r++) free(p->out[r].data);
+    free(p->out);
+    free(p->in);
     free(p);
 }
+
+sim_pdes *sim_pdes_new_ranked(const sim_pdes_transport *tr, sim_kernel *k)
+{
+    if (!tr || !tr->size || tr->rank >= tr->size || !tr->exchange || !tr->min_time) sim_fatal("sim_pdes_new_ranked: a bad transport");
+    sim_pdes *p = sim_pdes_new(1, &k);
+    p->tr = *tr;
+    p->out = calloc(tr->size, sizeof *p->out);
+    p->in = calloc(tr->size, sizeof *p->in);
+    return p;
+}
+
+static void remote_cut_add(sim_pdes *p, sim_link *l, unsigned peer, uint32_t id, const sim_pdes_codec *c, bool sending)
+{
+    if (!p->tr.size || peer >= p->tr.size || peer == p->tr.rank || l->k != p->k[0] || !c || !c->encode || !c->decode)
+        sim_fatal("sim_pdes_cut: link %s: a ranked cut needs this rank's kernel, another rank and a codec", l->cfg.name);
+    if (id >= p->n_rcuts) {
+        size_t n = p->n_rcuts ? p->n_rcuts : 64;
+        while (n <= id) n *= 2;
+        p->rcuts = realloc(p->rcuts, n * sizeof *p->rcuts);
+        memset(p->rcuts + p->n_rcuts, 0, (n - p->n_rcuts) * sizeof *p->rcuts);
+        p->n_rcuts = n;
+    }
+    if (p->rcuts[id].link) sim_fatal("sim_pdes_cut: cut id %u given twice (link %s)", id, l->cfg.name);
+    if (sending) sim_link_make_sending_half(l);
+    else sim_link_make_receiving_half(l);
+    sim_time_ps la = l->latency_ps < l->credit_latency_ps ? l->latency_ps : l->credit_latency_ps;
+    if (!la) sim_fatal("sim_pdes_cut: link %s has no latency: nothing to look ahead by", l->cfg.name);
+    if (la < p->lookahead_ps) p->lookahead_ps = la;
+    p->rcuts[id] = (remote_cut){ l, peer, sending, c };
+}
+
+void sim_pdes_cut_sending(sim_pdes *p, sim_link *sending, unsigned to_rank, uint32_t cut_id, const sim_pdes_codec *c)
+{
+    remote_cut_add(p, sending, to_rank, cut_id, c, true);
+}
+
+void sim_pdes_cut_receiving(sim_pdes *p, sim_link *receiving, unsigned from_rank, uint32_t cut_id, const sim_pdes_codec *c)
+{
+    remote_cut_add(p, receiving, from_rank, cut_id, c, false);
+}
+
+double sim_pdes_blocked_s(const sim_pdes *p) { return p->blocked_s; }
+double sim_pdes_wall_s(const sim_pdes *p) { return p->wall_s; }
 
 void sim_pdes_cut(sim_pdes *p, sim_link *sending, unsigned from, sim_link *receiving, unsigned to)
 {
@@ -76,8 +171,114 @@ static sim_time_ps next_activity(sim_pdes *p)
     return t;
 }
 
+/* The export callbacks of a ranked window: records into the peer's buffer. */
+typedef struct export_ctx {
+    sim_pdes *p;
+    uint32_t id;
+} export_ctx;
+
+static void put_msg(void *ctx, const sim_link_msg *m)
+{
+    export_ctx *e = ctx;
+    const remote_cut *rc = &e->p->rcuts[e->id];
+    sim_pdes_buf *b = &e->p->out[rc->peer];
+    rec_head h = { .cut_id = e->id, .kind = REC_MSG, .marked = m->marked, .part = m->part, .bytes_or_credits = m->bytes,
+                   .arrive_ps = m->arrive_ps, .seq = m->seq };
+    size_t at = b->len;
+    sim_pdes_buf_put(b, &h, sizeof h);
+    rc->codec->encode(rc->codec->ctx, m, b);
+    uint32_t len = (uint32_t)(b->len - at - sizeof h);
+    memcpy(b->data + at + offsetof(rec_head, len), &len, sizeof len);
+}
+
+static void put_credit(void *ctx, const sim_link_credit_msg *c)
+{
+    export_ctx *e = ctx;
+    rec_head h = { .cut_id = e->id, .kind = REC_CREDIT, .credit_type = c->type, .bytes_or_credits = c->n, .arrive_ps = c->arrive_ps };
+    sim_pdes_buf_put(&e->p->out[e->p->rcuts[e->id].peer], &h, sizeof h);
+}
+
+static sim_time_ps agree_min(sim_pdes *p, sim_time_ps mine)
+{
+    double t0 = wall_now();
+    sim_time_ps t = p->tr.min_time(p->tr.ctx, mine);
+    p->blocked_s += wall_now() - t0;
+    return t;
+}
+
+/* A ranked window's end: our cut halves' messages and credits out, the others' in. */
+static void exchange_ranked(sim_pdes *p)
+{
+    for (unsigned r = 0; r < p->tr.size; r++) p->out[r].len = 0;
+    for (uint32_t id = 0; id < p->n_rcuts; id++) {
+        const remote_cut *rc = &p->rcuts[id];
+        if (!rc->link) continue;
+        export_ctx e = { p, id };
+        if (rc->sending) sim_link_export(rc->link, put_msg, &e);
+        else sim_link_export_credits(rc->link, put_credit, &e);
+    }
+    double t0 = wall_now();
+    p->tr.exchange(p->tr.ctx, p->out, p->in);
+    p->blocked_s += wall_now() - t0;
+    for (unsigned r = 0; r < p->tr.size; r++) {
+        const unsigned char *d = p->in[r].data;
+        size_t at = 0, n = p->in[r].len;
+        while (at < n) {
+            rec_head h;
+            if (n - at < sizeof h) sim_fatal("pdes: a truncated record from rank %u", r);
+            memcpy(&h, d + at, sizeof h);
+            at += sizeof h;
+            const remote_cut *rc = h.cut_id < p->n_rcuts ? &p->rcuts[h.cut_id] : NULL;
+            if (!rc || !rc->link || rc->peer != r || rc->sending != (h.kind == REC_CREDIT) || n - at < (h.kind == REC_MSG ? h.len : 0))
+                sim_fatal("pdes: rank %u sent a record for cut %u that this rank does not hold that way", r, h.cut_id);
+            if (h.kind == REC_MSG) {
+                sim_link_msg m = { .arrive_ps = h.arrive_ps, .bytes = h.bytes_or_credits, .marked = h.marked, .part = h.part,
+                                   .seq = h.seq };
+                m.msg = rc->codec->decode(rc->codec->ctx, d + at, h.len);
+                at += h.len;
+                sim_link_import(rc->link, &m);
+            } else {
+                sim_link_credit_msg c = { .arrive_ps = h.arrive_ps, .n = h.bytes_or_credits, .type = h.credit_type };
+                sim_link_import_credits(rc->link, &c);
+            }
+        }
+    }
+}
+
+static sim_time_ps run_ranked(sim_pdes *p, sim_time_ps until_ps)
+{
+    sim_kernel *k = p->k[0];
+    if (!p->lookahead_agreed) {   /* every rank's cuts count */
+        p->lookahead_ps = agree_min(p, p->lookahead_ps);
+        p->lookahead_agreed = true;
+    }
+    const sim_time_ps la = p->lookahead_ps;
+    sim_time_ps start = sim_now(k);
+    for (;;) {
+        sim_time_ps end = la == SIM_TIME_MAX || until_ps - start < la ? until_ps : start + la - 1;
+        sim_run(k, end);
+        p->windows++;
+        exchange_ranked(p);
+        sim_time_ps next = agree_min(p, sim_next_time(k));
+        if (next == SIM_TIME_MAX || end == until_ps) break;
+        start = next > end ? next : end + 1;
+        if (start > until_ps) break;
+    }
+    if (until_ps != SIM_TIME_MAX) {
+        sim_run(k, until_ps);
+        return until_ps;
+    }
+    return SIM_TIME_MAX - agree_min(p, SIM_TIME_MAX - sim_last_step_ps(k));   /* the latest of any rank */
+}
+
 sim_time_ps sim_pdes_run(sim_pdes *p, sim_time_ps until_ps)
 {
+    if (p->tr.size) {
+        double t0 = wall_now();
+        sim_time_ps t = run_ranked(p, until_ps);
+        p->wall_s += wall_now() - t0;
+        return t;
+    }
     const sim_time_ps la = p->lookahead_ps;   /* SIM_TIME_MAX with no cut: one window */
     sim_time_ps start = sim_now(p->k[0]);
     for (unsigned i = 1; i < p->parts; i++)

@@ -12,8 +12,10 @@
  * a cut or not; a component's own wake-ups keep notification order, which a
  * part reproduces because nothing from another part can come between them.
  *
- * Here every part runs in this process, one after another (a reference for
- * the MPI transport and the unit tests). */
+ * Two ways to hold the parts: every part in this process, run one after
+ * another (sim_pdes_new: the reference, and the unit tests), or one part per
+ * rank of a transport (sim_pdes_new_ranked: MPI, tb/mpi/pdes_mpi.c), where a
+ * cut link's halves live on two ranks and its messages travel as bytes. */
 #ifndef SIM_PDES_H
 #define SIM_PDES_H
 
@@ -35,9 +37,48 @@ void sim_pdes_cut(sim_pdes *p, sim_link *sending, unsigned from, sim_link *recei
  * the last window, not at that time). Aborts when a cut link has no latency
  * (no lookahead). */
 sim_time_ps sim_pdes_run(sim_pdes *p, sim_time_ps until_ps);
+/* --- one part per rank ---------------------------------------------------- */
+typedef struct sim_pdes_buf {
+    unsigned char *data;
+    size_t len, cap;
+} sim_pdes_buf;
+void sim_pdes_buf_put(sim_pdes_buf *b, const void *data, size_t n);
+
+/* How ranks meet (sim/ knows no MPI): exchange sends out[r] to every rank r
+ * and fills in[r] with what r sent here (the transport's memory, valid until
+ * the next call); min_time is the least `mine` over all ranks. Both are
+ * collective: every rank calls them in the same order. */
+typedef struct sim_pdes_transport {
+    unsigned rank, size;
+    void (*exchange)(void *ctx, const sim_pdes_buf *out, sim_pdes_buf *in);
+    sim_time_ps (*min_time)(void *ctx, sim_time_ps mine);
+    void *ctx;
+} sim_pdes_transport;
+
+/* A cut link's messages as bytes: encode appends the message's payload to
+ * buf on the sending rank (and may give the original back: it is handed
+ * over), decode makes it again on the receiving rank. */
+typedef struct sim_pdes_codec {
+    void (*encode)(void *ctx, const sim_link_msg *m, sim_pdes_buf *buf);
+    void *(*decode)(void *ctx, const unsigned char *data, size_t len);
+    void *ctx;
+} sim_pdes_codec;
+
+/* This rank's part: kernel k. The transport is copied. */
+sim_pdes *sim_pdes_new_ranked(const sim_pdes_transport *tr, sim_kernel *k);
+/* A cut direction as seen from here: the sending half here, its receiving
+ * half on rank `to` (or the reverse); cut_id names the direction on both
+ * ranks alike (a fabric's link-direction index). The codec must outlive p. */
+void sim_pdes_cut_sending(sim_pdes *p, sim_link *sending, unsigned to_rank, uint32_t cut_id, const sim_pdes_codec *c);
+void sim_pdes_cut_receiving(sim_pdes *p, sim_link *receiving, unsigned from_rank, uint32_t cut_id, const sim_pdes_codec *c);
+/* Wall seconds this rank spent in the transport (waiting on the others), and in sim_pdes_run. */
+double sim_pdes_blocked_s(const sim_pdes *p);
+double sim_pdes_wall_s(const sim_pdes *p);
+
 sim_time_ps sim_pdes_lookahead_ps(const sim_pdes *p);
 uint64_t sim_pdes_windows(const sim_pdes *p);
-/* Process activations of every part (what one kernel would count). */
+/* Process activations of every part here (in-process: what one kernel would
+ * count; ranked: this rank's, to be summed over ranks). */
 uint64_t sim_pdes_events(const sim_pdes *p);
 
 #endif
