@@ -7,75 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define H_SLOT_BITS 96u    /* slot 0 carries the 4 B flit header + headers */
-#define G_SLOT_BITS 128u
-#define FLIT_BYTES 68u     /* 2 B protocol ID + 4 x 16 B slots + 2 B CRC */
-#define SLOTS_PER_LINE 4u
-#define DATA_PENDING_MAX 4u /* data headers sent ahead of their data: 16 data slots owed at most */
 #define HIST_LEN 48
-#define FLIT_MAX_MSGS 16
 
-typedef struct tmsg tmsg;
-struct tmsg {
-    cxl_msg m;
-    sim_time_ps t_elig;      /* eligible to leave its queue (jitter) / ready to be processed */
-    sim_time_ps t_pack;
-    uint64_t seq;            /* emission order at the home agent (snoop-pushes-GO check) */
-    cxl_path *path;
-    tmsg *next;
-};
-
-typedef struct mq {
-    tmsg *head, *tail;
-    unsigned n;
-} mq;
-
-static void mq_push(mq *q, tmsg *t)
-{
-    t->next = NULL;
-    if (q->tail) q->tail->next = t;
-    else q->head = t;
-    q->tail = t;
-    q->n++;
-}
-
-static tmsg *mq_pop(mq *q)
-{
-    tmsg *t = q->head;
-    if (!t) return NULL;
-    q->head = t->next;
-    if (!q->head) q->tail = NULL;
-    q->n--;
-    t->next = NULL;
-    return t;
-}
-
-typedef struct flit {
-    tmsg *done[FLIT_MAX_MSGS];
-    unsigned n;
-    struct flit *next;
-} flit;
-
-typedef struct port {
-    cxl_sys *s;
-    unsigned agent;
-    bool h2d, flits;
-    unsigned chan_base;      /* CXL_D2H_REQ or CXL_H2D_REQ */
-    sim_link *link;
-    mq q[3];
-    sim_time_ps last_elig[3];
-    tmsg *data_q[DATA_PENDING_MAX]; /* data messages whose header went and whose slots are owed, in order */
-    unsigned data_n;
-    unsigned chunks_left;    /* of data_q[0] */
-    flit *open_flit;
-    sim_process proc;
-    sim_event wake;
-    bool stalled[3];
-    sim_time_ps stall_since[3], stall_ps[3];
-    uint64_t flits_sent;
-    sim_trace_var tv_ch[3];
-    char name[32];
-} port;
+typedef cxl_lmsg tmsg;
+typedef cxl_mq mq;
 
 typedef struct way {
     uint32_t line;
@@ -115,8 +50,8 @@ typedef struct agent_t {
     unsigned n_ops;          /* line accesses in progress (incl. replacements) */
     mq in_snp, in_rsp;       /* received, waiting for the processing delay */
     mq stalled;              /* snoops that must wait for data */
-    port *tx;                /* D2H */
-    port *rx;                /* H2D (sender side is the home agent) */
+    cxl_port *tx;                /* D2H */
+    cxl_port *rx;                /* H2D (sender side is the home agent) */
     sim_process proc;
     sim_event wake;
     uint64_t lru_clock;
@@ -179,11 +114,8 @@ struct cxl_sys {
     sim_event wd_wake;
     /* pools */
     tmsg *free_msgs;
-    flit *free_flits;
     sim_trace_var *tv_home;
 };
-
-static sim_time_ps ns_ps(double ns) { return (sim_time_ps)(ns * 1000.0 + 0.5); }
 
 /* ------------------------------------------------------------ pools */
 static tmsg *msg_new(cxl_sys *s, const cxl_msg *m)
@@ -202,40 +134,6 @@ static void msg_free(cxl_sys *s, tmsg *t)
     t->path = NULL;
     t->next = s->free_msgs;
     s->free_msgs = t;
-}
-
-static flit *flit_new(cxl_sys *s)
-{
-    flit *f = s->free_flits;
-    if (f) s->free_flits = f->next;
-    else if (!(f = malloc(sizeof *f))) sim_fatal("out of memory");
-    f->n = 0;
-    f->next = NULL;
-    return f;
-}
-
-static void flit_free(cxl_sys *s, flit *f)
-{
-    f->next = s->free_flits;
-    s->free_flits = f;
-}
-
-static cxl_path *path_copy(const cxl_path *p)
-{
-    if (!p) return NULL;
-    cxl_path *c = malloc(sizeof *c);
-    if (!c) sim_fatal("out of memory");
-    *c = *p;
-    return c;
-}
-
-static void path_add(cxl_path *p, const char *name, sim_time_ps ps, bool link)
-{
-    if (!p || p->n >= CXL_PATH_MAX) return;
-    p->hop[p->n].name = name;
-    p->hop[p->n].ps = ps;
-    p->hop[p->n].link = link;
-    p->n++;
 }
 
 /* ------------------------------------------------------------ history and violations */
@@ -401,238 +299,58 @@ static bool go_like(const cxl_msg *m)
                                     m->op == GO_WritePull_Drop || m->op == WritePull);
 }
 
-/* ------------------------------------------------------------ ports and flits */
-static void port_wake(port *p, sim_time_ps at)
-{
-    sim_time_ps now = sim_now(p->s->k);
-    sim_event_notify_at(&p->wake, at > now ? at - now : 0);
-}
+/* ------------------------------------------------------------ ports */
+static void agent_deliver(agent_t *a, tmsg *t);
+static void home_deliver(cxl_sys *s, tmsg *t);
 
-static void port_enqueue(port *p, tmsg *t)
-{
-    cxl_sys *s = p->s;
-    sim_time_ps now = sim_now(s->k);
-    unsigned c = t->m.ch - p->chan_base;
-    sim_time_ps j = s->cfg.jitter_ns > 0 ? (sim_time_ps)sim_rng_below(&s->rng, ns_ps(s->cfg.jitter_ns) + 1) : 0;
-    sim_time_ps e = now + j;
-    if (e < p->last_elig[c]) e = p->last_elig[c];   /* a channel stays in order */
-    p->last_elig[c] = e;
-    t->t_elig = e;
-    if (e > now) path_add(t->path, "jitter", e - now, false);
-    mq_push(&p->q[c], t);
-    port_wake(p, e);
-}
+static void deliver_to_agent(void *ctx, tmsg *t) { agent_deliver(ctx, t); }
+static void deliver_to_home(void *ctx, tmsg *t) { home_deliver(((agent_t *)ctx)->s, t); }
 
-static bool spg_blocked(const port *p, const tmsg *req)
+/* snoop-pushes-GO: a snoop may not leave ahead of an earlier GO to the same line */
+static bool spg_hold(void *ctx, const cxl_port *p, unsigned cls, const tmsg *req)
 {
-    /* snoop-pushes-GO: a snoop may not leave ahead of an earlier GO to the same line */
+    (void)ctx;
+    if (cls != 0) return false;   /* H2D Req: the snoops */
     for (const tmsg *r = p->q[CXL_H2D_RSP - CXL_H2D_REQ].head; r; r = r->next)
         if (r->m.line == req->m.line && r->seq < req->seq) return true;
     return false;
 }
 
-static const char *const hop_wait[2] = { "d2h_queue", "h2d_queue" };
-static const char *const hop_flits[2] = { "d2h_flits", "h2d_flits" };
-static const char *const hop_link[2] = { "d2h_link", "h2d_link" };
-static const char *const hop_ondie[2] = { "ondie_d2h", "ondie_h2d" };
-
-static void port_sent(port *p, tmsg *t, sim_time_ps now)
+/* A device's ports carry flits over the CXL link; a host core's are on-die. */
+static cxl_port *port_new(cxl_sys *s, agent_t *a, bool h2d)
 {
-    sim_time_ps tx_free = sim_link_tx_free_ps(p->link);
-    if (p->flits) {
-        path_add(t->path, hop_flits[p->h2d], tx_free - t->t_pack, false);
-        path_add(t->path, hop_link[p->h2d], p->link->cfg.latency_ps, true);
-    } else {
-        (void)now;
-        path_add(t->path, hop_ondie[p->h2d], p->link->cfg.latency_ps, false);
+    static const char *const d2h_n[3] = { "d2h_req", "d2h_rsp", "d2h_data" };
+    static const char *const h2d_n[3] = { "h2d_req", "h2d_rsp", "h2d_data" };
+    char an[16], name[32];
+    agent_name(s, a->idx, an, sizeof an);
+    snprintf(name, sizeof name, "%s_%s", an, h2d ? "h2d" : "d2h");
+    bool flits = !a->core;
+    cxl_port_cfg pc = { 0 };
+    pc.name = name;
+    pc.scope = an;
+    pc.chan_base = h2d ? CXL_H2D_REQ : CXL_D2H_REQ;
+    for (unsigned c = 0; c < 3; c++) {
+        pc.class_names[c] = h2d ? h2d_n[c] : d2h_n[c];
+        pc.hdr_bits[c] = cxl_hdr_bits(pc.chan_base + c);
+        pc.has_data[c] = cxl_has_data(pc.chan_base + c);
     }
-}
-
-/* Takes a header out of its queue into the flit being built (NULL if the
- * head is not eligible, blocked by snoop-pushes-GO, or out of credits). */
-static tmsg *port_take(port *p, unsigned c, sim_time_ps now)
-{
-    tmsg *t = p->q[c].head;
-    if (!t || t->t_elig > now) return NULL;
-    if (p->h2d && c == 0 && spg_blocked(p, t)) return NULL;
-    if (sim_link_credits(p->link, c) < 1) {
-        if (!p->stalled[c]) {
-            p->stalled[c] = true;
-            p->stall_since[c] = now;
-        }
-        return NULL;
+    pc.credits[0] = s->cfg.credits_req;
+    pc.credits[1] = s->cfg.credits_rsp;
+    pc.credits[2] = s->cfg.credits_data;
+    pc.flits = flits;
+    pc.latency_ps = cxl_ns_ps(flits ? s->cfg.link_ns : s->cfg.ondie_ns);
+    pc.GBps = cxl_link_GBps(s->cfg.lanes, s->cfg.gts);
+    if (s->cfg.jitter_ns > 0) {
+        pc.jitter_ps = cxl_ns_ps(s->cfg.jitter_ns);
+        pc.rng = &s->rng;
     }
-    if (p->stalled[c]) {
-        p->stalled[c] = false;
-        p->stall_ps[c] += now - p->stall_since[c];
-    }
-    sim_link_hold_credits(p->link, c, 1);
-    mq_pop(&p->q[c]);
-    t->t_pack = now;
-    if (now > t->t_elig) path_add(t->path, hop_wait[p->h2d], now - t->t_elig, false);
-    if (p->tv_ch[c]) {
-        char lab[64];
-        cxl_msg_label(&t->m, lab, sizeof lab);
-        sim_trace_str(p->s->tr, p->tv_ch[c], lab);
-    }
-    return t;
-}
-
-/* Builds and sends flits while the serialiser is free and something can go. */
-static void port_run(void *ctx)
-{
-    port *p = ctx;
-    cxl_sys *s = p->s;
-    sim_time_ps now = sim_now(s->k);
-    static const unsigned order[3] = { 1, 2, 0 };   /* Rsp (GOs ahead of snoops), data headers, requests */
-    for (;;) {
-        sim_time_ps tx_free = sim_link_tx_free_ps(p->link);
-        if (tx_free > now) {
-            port_wake(p, tx_free);
-            return;
-        }
-        flit *f = flit_new(s);
-        unsigned used = 0;
-        if (!p->flits) {
-            /* on-die: messages go one by one, no slots, no serialisation */
-            for (unsigned oi = 0; oi < 3; oi++) {
-                tmsg *t;
-                while ((t = port_take(p, order[oi], now))) {
-                    flit *g = flit_new(s);
-                    g->done[g->n++] = t;
-                    sim_link_send(p->link, g, cxl_hdr_bits(t->m.ch) / 8 + (cxl_has_data(t->m.ch) ? 64 : 0));
-                    port_sent(p, t, now);
-                }
-            }
-            flit_free(s, f);
-            break;
-        }
-        /* Owed data slots follow their headers, in header order. When a whole
-         * flit of data is owed it goes as an all-data flit (64 B of data, no
-         * flit header, slot 0 included); otherwise slot 0 is the H slot. */
-        unsigned owed = p->data_n ? p->chunks_left + SLOTS_PER_LINE * (p->data_n - 1) : 0;
-        bool all_data = owed >= 4;
-        for (unsigned slot = 0; slot < 4; slot++) {
-            if ((slot > 0 || all_data) && p->data_n) {
-                used++;
-                if (--p->chunks_left == 0) {
-                    f->done[f->n++] = p->data_q[0];
-                    memmove(p->data_q, p->data_q + 1, --p->data_n * sizeof p->data_q[0]);
-                    p->chunks_left = SLOTS_PER_LINE;
-                }
-                continue;
-            }
-            unsigned cap = slot == 0 ? H_SLOT_BITS : G_SLOT_BITS, bits = 0;
-            bool any = false;
-            for (unsigned oi = 0; oi < 3; oi++) {
-                unsigned c = order[oi], ch = p->chan_base + c;
-                for (;;) {
-                    if (!p->q[c].head || bits + cxl_hdr_bits(ch) > cap || f->n >= FLIT_MAX_MSGS - 1) break;
-                    if (cxl_has_data(ch) && p->data_n == DATA_PENDING_MAX) break;
-                    tmsg *t = port_take(p, c, now);
-                    if (!t) break;
-                    bits += cxl_hdr_bits(ch);
-                    any = true;
-                    if (cxl_has_data(ch)) {
-                        if (!p->data_n) p->chunks_left = SLOTS_PER_LINE;
-                        p->data_q[p->data_n++] = t;
-                    } else {
-                        f->done[f->n++] = t;
-                    }
-                }
-            }
-            if (any) used++;
-        }
-        if (!used) {
-            flit_free(s, f);
-            break;
-        }
-        sim_link_send(p->link, f, FLIT_BYTES);
-        p->flits_sent++;
-        for (unsigned i = 0; i < f->n; i++) port_sent(p, f->done[i], now);
-    }
-    /* next wake: the earliest future eligibility (credit returns wake us by event) */
-    sim_time_ps next = SIM_TIME_MAX;
-    for (unsigned c = 0; c < 3; c++)
-        if (p->q[c].head && p->q[c].head->t_elig > now && p->q[c].head->t_elig < next) next = p->q[c].head->t_elig;
-    if (next != SIM_TIME_MAX) port_wake(p, next);
-}
-
-/* ------------------------------------------------------------ sending */
-static void agent_deliver(agent_t *a, tmsg *t);
-static void home_deliver(cxl_sys *s, tmsg *t);
-
-/* The receiving side of a port's link: hand over every completed message. */
-static void port_rx(void *ctx, sim_link *l, void *msg, uint32_t bytes)
-{
-    (void)l;
-    (void)bytes;
-    port *p = ctx;
-    flit *f = msg;
-    for (unsigned i = 0; i < f->n; i++) {
-        if (p->h2d) agent_deliver(&p->s->ag[p->agent], f->done[i]);
-        else home_deliver(p->s, f->done[i]);
-    }
-    flit_free(p->s, f);
-}
-
-static void flit_label(const void *msg, char *buf, size_t n)
-{
-    const flit *f = msg;
-    size_t k = (size_t)snprintf(buf, n, "flit");
-    for (unsigned i = 0; i < f->n && k + 8 < n; i++) {
-        char lab[64];
-        cxl_msg_label(&f->done[i]->m, lab, sizeof lab);
-        char *sp = strchr(lab, ' ');
-        if (sp) *sp = 0;
-        k += (size_t)snprintf(buf + k, n - k, " %s", lab);
-    }
-}
-
-static port *port_new(cxl_sys *s, unsigned agent, bool h2d, bool flits)
-{
-    port *p = calloc(1, sizeof *p);
-    if (!p) sim_fatal("out of memory");
-    p->s = s;
-    p->agent = agent;
-    p->h2d = h2d;
-    p->flits = flits;
-    p->chan_base = h2d ? CXL_H2D_REQ : CXL_D2H_REQ;
-    char an[16];
-    agent_name(s, agent, an, sizeof an);
-    snprintf(p->name, sizeof p->name, "%s_%s", an, h2d ? "h2d" : "d2h");
-    sim_link_cfg lc = { 0 };
-    lc.name = p->name;
-    lc.latency_ps = flits ? ns_ps(s->cfg.link_ns) : ns_ps(s->cfg.ondie_ns);
-    lc.bandwidth_GBps = flits ? cxl_link_GBps(s->cfg.lanes, s->cfg.gts) : 0;
-    lc.credit_latency_ps = SIM_LINK_SAME_LATENCY;
-    lc.credit_types = 3;
-    lc.credits[0] = s->cfg.credits_req;
-    lc.credits[1] = s->cfg.credits_rsp;
-    lc.credits[2] = s->cfg.credits_data;
-    p->link = sim_link_new(s->k, &lc);
-    sim_link_set_receiver(p->link, port_rx, p);
-    sim_event_init(&p->wake, s->k, "port_wake");
-    sim_method_init(&p->proc, s->k, p->name, port_run, p);
-    sim_sensitive(&p->proc, &p->wake);
-    sim_sensitive(&p->proc, &p->link->credit_returned);
-    sim_dont_initialize(&p->proc);
-    if (s->tr) {
-        static const char *const d2h[3] = { "d2h_req", "d2h_rsp", "d2h_data" };
-        static const char *const h2d_n[3] = { "h2d_req", "h2d_rsp", "h2d_data" };
-        sim_trace_push_scope(s->tr, an);
-        for (unsigned c = 0; c < 3; c++) p->tv_ch[c] = sim_trace_add_string(s->tr, h2d ? h2d_n[c] : d2h[c]);
-        sim_trace_pop_scope(s->tr);
-        if (flits) sim_link_trace(p->link, s->tr, flit_label);
-    }
-    return p;
-}
-
-static void port_free(port *p)
-{
-    if (!p) return;
-    sim_link_free(p->link);
-    free(p);
+    pc.hop_queue = h2d ? "h2d_queue" : "d2h_queue";
+    pc.hop_pack = h2d ? "h2d_flits" : "d2h_flits";
+    pc.hop_wire = flits ? (h2d ? "h2d_link" : "d2h_link") : (h2d ? "ondie_h2d" : "ondie_d2h");
+    pc.deliver = h2d ? deliver_to_agent : deliver_to_home;
+    pc.hold = h2d ? spg_hold : NULL;
+    pc.ctx = a;
+    return cxl_port_new(s->k, s->tr, &pc);
 }
 
 /* ------------------------------------------------------------ agents */
@@ -648,10 +366,10 @@ static void agent_send(agent_t *a, const cxl_out *o, const cxl_path *parent)
     for (unsigned i = 0; i < o->n; i++) {
         tmsg *t = msg_new(s, &o->m[i]);
         if (t->m.ch == CXL_D2H_DATA || t->m.ch == CXL_D2H_RSP) t->m.chk = s->golden[t->m.line];
-        t->path = path_copy(parent);
+        t->path = cxl_path_copy(parent);
         s->st.msgs[t->m.ch]++;
         if (t->m.ch == CXL_D2H_REQ) s->st.req_ops[t->m.op]++;
-        port_enqueue(a->tx, t);
+        cxl_port_enqueue(a->tx, t);
     }
 }
 
@@ -909,8 +627,8 @@ static bool agent_process(agent_t *a, tmsg *t)
         a->flush_sent = false;
         s->outstanding--;
         s->st.ops_done++;
-        cxl_path *pp = path_copy(t->path);
-        path_add(pp, "dev_fill", a->fill_ps, false);
+        cxl_path *pp = cxl_path_copy(t->path);
+        cxl_path_add(pp, "dev_fill", a->fill_ps, false);
         if (s->done_fn) s->done_fn(s->done_ctx, a->idx, 0, OP_CACHE_FLUSH, CacheFlushed, x->t_issue, pp);
         free(pp);
         free(x->path);
@@ -931,8 +649,8 @@ static bool agent_process(agent_t *a, tmsg *t)
         return true;
     }
     apply_events(s, &o);
-    cxl_path *pp = path_copy(t->path);
-    path_add(pp, t->m.ch == CXL_H2D_REQ ? (a->core ? "core_snoop" : "dev_snoop") : (a->core ? "core_fill" : "dev_fill"),
+    cxl_path *pp = cxl_path_copy(t->path);
+    cxl_path_add(pp, t->m.ch == CXL_H2D_REQ ? (a->core ? "core_snoop" : "dev_snoop") : (a->core ? "core_fill" : "dev_fill"),
              t->m.ch == CXL_H2D_REQ ? a->snoop_ps : a->fill_ps, false);
     agent_send(a, &o, pp);
     trace_line(s, a, line, w);
@@ -948,9 +666,9 @@ static bool agent_process(agent_t *a, tmsg *t)
     if (t->m.ch == CXL_H2D_DATA && a->stalled.n) {   /* snoops waiting for this data */
         mq keep = { 0 };
         tmsg *q;
-        while ((q = mq_pop(&a->stalled))) {
+        while ((q = cxl_mq_pop(&a->stalled))) {
             if (q->m.line == line && agent_process(a, q)) msg_free(s, q);
-            else mq_push(&keep, q);
+            else cxl_mq_push(&keep, q);
         }
         a->stalled = keep;
     }
@@ -963,10 +681,10 @@ static void agent_deliver(agent_t *a, tmsg *t)
     sim_time_ps now = sim_now(a->s->k);
     if (t->m.ch == CXL_H2D_REQ) {
         t->t_elig = now + a->snoop_ps;
-        mq_push(&a->in_snp, t);
+        cxl_mq_push(&a->in_snp, t);
     } else {
         t->t_elig = now + a->fill_ps;
-        mq_push(&a->in_rsp, t);
+        cxl_mq_push(&a->in_rsp, t);
     }
     agent_wake_at(a, t->t_elig);
 }
@@ -997,9 +715,9 @@ static void agent_run(void *ctx)
             continue;
         }
         if (!best) break;
-        mq_pop(bq);
+        cxl_mq_pop(bq);
         if (agent_process(a, best)) msg_free(s, best);
-        else mq_push(&a->stalled, best);
+        else cxl_mq_push(&a->stalled, best);
     }
     sim_time_ps next = SIM_TIME_MAX;
     if (a->in_rsp.head) next = a->in_rsp.head->t_elig;
@@ -1042,7 +760,7 @@ static void home_outputs(cxl_sys *s, uint32_t line, const cxl_out *o, const tmsg
 {
     for (unsigned i = 0; i < o->n; i++) {
         tmsg *t = msg_new(s, &o->m[i]);
-        t->path = path_copy(cause->path);
+        t->path = cxl_path_copy(cause->path);
         t->seq = ++s->seq;
         s->st.msgs[t->m.ch]++;
         if (t->m.ch == CXL_MEM_RD) {
@@ -1066,7 +784,7 @@ static void home_outputs(cxl_sys *s, uint32_t line, const cxl_out *o, const tmsg
         if (go_like(&t->m) && s->snp_line[line])
             violation(s, line, "ordering: %s sent while %u snoop(s) to the line are outstanding (3.2.5.2/3.2.5.3)",
                       cxl_op_name(t->m.ch, t->m.op), s->snp_line[line]);
-        port_enqueue(s->ag[t->m.agent].rx, t);
+        cxl_port_enqueue(s->ag[t->m.agent].rx, t);
     }
 }
 
@@ -1163,7 +881,7 @@ static void home_schedule(cxl_sys *s)
             if (s->pending.tail == t) s->pending.tail = prev;
             s->pending.n--;
             t->next = NULL;
-            if (sim_now(s->k) > t->t_elig) path_add(t->path, "home_wait", sim_now(s->k) - t->t_elig, false);
+            if (sim_now(s->k) > t->t_elig) cxl_path_add(t->path, "home_wait", sim_now(s->k) - t->t_elig, false);
             home_return_credit(s, t);
             home_step(s, t);
             msg_free(s, t);
@@ -1177,10 +895,10 @@ static void home_schedule(cxl_sys *s)
 static void home_deliver(cxl_sys *s, tmsg *t)
 {
     if (t->m.ch == CXL_D2H_REQ) {
-        t->t_elig = sim_now(s->k) + ns_ps(s->cfg.home_ns);
-        path_add(t->path, "home_lookup", ns_ps(s->cfg.home_ns), false);
-        mq_push(&s->req_q, t);
-        sim_event_notify_at(&s->home_wake, ns_ps(s->cfg.home_ns));
+        t->t_elig = sim_now(s->k) + cxl_ns_ps(s->cfg.home_ns);
+        cxl_path_add(t->path, "home_lookup", cxl_ns_ps(s->cfg.home_ns), false);
+        cxl_mq_push(&s->req_q, t);
+        sim_event_notify_at(&s->home_wake, cxl_ns_ps(s->cfg.home_ns));
         return;
     }
     home_return_credit(s, t);
@@ -1198,10 +916,10 @@ static void home_cache_flushed(cxl_sys *s, tmsg *t)
     if (o.status == ST_ERR) violation(s, 0, "home agent: %s (from agent %u)", o.err, t->m.agent);
     for (unsigned i = 0; i < o.n; i++) {
         tmsg *r = msg_new(s, &o.m[i]);
-        r->path = path_copy(t->path);
+        r->path = cxl_path_copy(t->path);
         r->seq = ++s->seq;
         s->st.msgs[r->m.ch]++;
-        port_enqueue(s->ag[r->m.agent].rx, r);
+        cxl_port_enqueue(s->ag[r->m.agent].rx, r);
     }
     msg_free(s, t);
 }
@@ -1211,13 +929,13 @@ static void home_run(void *ctx)
     cxl_sys *s = ctx;
     sim_time_ps now = sim_now(s->k);
     while (s->req_q.head && s->req_q.head->t_elig <= now) {
-        tmsg *t = mq_pop(&s->req_q);
+        tmsg *t = cxl_mq_pop(&s->req_q);
         if (t->m.op == CacheFlushed) {   /* device level: not serialised on a line */
             home_cache_flushed(s, t);
             continue;
         }
         t->t_elig = now;
-        mq_push(&s->pending, t);
+        cxl_mq_push(&s->pending, t);
     }
     home_schedule(s);
     if (s->req_q.head) sim_event_notify_at(&s->home_wake, s->req_q.head->t_elig - now);
@@ -1236,9 +954,9 @@ static void mem_rx(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         hit = s->llc_tag[slot] == t->m.line + 1;
         s->llc_tag[slot] = t->m.line + 1;
     }
-    sim_time_ps lat = hit ? ns_ps(s->cfg.llc_ns) : ns_ps(s->cfg.mem_ns);
+    sim_time_ps lat = hit ? cxl_ns_ps(s->cfg.llc_ns) : cxl_ns_ps(s->cfg.mem_ns);
     if (hit) s->st.llc_hits++;
-    path_add(t->path, hit ? "llc" : "mem", lat, false);
+    cxl_path_add(t->path, hit ? "llc" : "mem", lat, false);
     t->t_elig = sim_now(s->k) + lat;
     /* reads complete in order of readiness; the queue is kept sorted */
     tmsg **pp = &s->mem_q.head, *prev = NULL;
@@ -1259,7 +977,7 @@ static void mem_run(void *ctx)
     cxl_sys *s = ctx;
     sim_time_ps now = sim_now(s->k);
     while (s->mem_q.head && s->mem_q.head->t_elig <= now) {
-        tmsg *t = mq_pop(&s->mem_q);
+        tmsg *t = cxl_mq_pop(&s->mem_q);
         t->m.ch = CXL_MEM_DATA;
         t->m.chk = s->golden[t->m.line];   /* checker metadata: the value current at the read */
         sim_link_send(s->mem_rsp, t, 80);
@@ -1281,7 +999,7 @@ static void mem_back(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 static void wd_run(void *ctx)
 {
     cxl_sys *s = ctx;
-    sim_time_ps now = sim_now(s->k), limit = ns_ps(s->cfg.watchdog_ns);
+    sim_time_ps now = sim_now(s->k), limit = cxl_ns_ps(s->cfg.watchdog_ns);
     for (unsigned i = 0; i < s->na; i++) {
         agent_t *a = &s->ag[i];
         if (a->flush_op && now - a->flush_op->t_issue > limit) {
@@ -1376,11 +1094,6 @@ static void check_link_params(const char *test, unsigned lanes, double gts)
         sim_input_error("%s: gts=%g; allowed: 8, 16, 32 (the 68-byte flit mode's rates)", test, gts);
 }
 
-double cxl_link_GBps(unsigned lanes, double gts)
-{
-    return lanes * gts / 8.0 * 128.0 / 130.0;   /* 8, 16 and 32 GT/s all use 128b/130b */
-}
-
 void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test)
 {
     c->link_ns = sim_param_double(p, "link_ns");
@@ -1466,11 +1179,11 @@ cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
         a->op_of_line = calloc(L, sizeof *a->op_of_line);
         if (!a->w || !a->unc || !a->cq_free || !a->cq_used || !a->op_of_line) sim_fatal("out of memory");
         for (unsigned q = 0; q < a->cq_cap; q++) a->cq_free[a->cq_n++] = (uint16_t)(a->cq_cap - 1 - q);
-        a->lookup_ps = ns_ps(a->core ? cfg->core_ns : cfg->dev_ns);
-        a->fill_ps = ns_ps(a->core ? cfg->core_ns : cfg->dev_ns);
-        a->snoop_ps = ns_ps(a->core ? cfg->core_snoop_ns : cfg->dev_ns);
-        a->tx = port_new(s, i, false, !a->core);
-        a->rx = port_new(s, i, true, !a->core);
+        a->lookup_ps = cxl_ns_ps(a->core ? cfg->core_ns : cfg->dev_ns);
+        a->fill_ps = cxl_ns_ps(a->core ? cfg->core_ns : cfg->dev_ns);
+        a->snoop_ps = cxl_ns_ps(a->core ? cfg->core_snoop_ns : cfg->dev_ns);
+        a->tx = port_new(s, a, false);
+        a->rx = port_new(s, a, true);
         sim_event_init(&a->wake, k, "agent_wake");
         sim_method_init(&a->proc, k, "agent", agent_run, a);
         sim_sensitive(&a->proc, &a->wake);
@@ -1520,14 +1233,14 @@ cxl_sys *cxl_sys_new(sim_kernel *k, const cxl_sys_cfg *cfg, sim_trace *tr)
     sim_method_init(&s->wd_proc, k, "watchdog", wd_run, s);
     sim_sensitive(&s->wd_proc, &s->wd_wake);
     sim_dont_initialize(&s->wd_proc);
-    s->st.flit_ps = (sim_time_ps)(FLIT_BYTES * 1000.0 / cxl_link_GBps(cfg->lanes, cfg->gts) + 0.5);
+    s->st.flit_ps = (sim_time_ps)(CXL_FLIT_BYTES * 1000.0 / cxl_link_GBps(cfg->lanes, cfg->gts) + 0.5);
     return s;
 }
 
 static void free_queue(cxl_sys *s, mq *q)
 {
     tmsg *t;
-    while ((t = mq_pop(q))) msg_free(s, t);
+    while ((t = cxl_mq_pop(q))) msg_free(s, t);
 }
 
 void cxl_sys_free(cxl_sys *s)
@@ -1544,8 +1257,8 @@ void cxl_sys_free(cxl_sys *s)
         free_queue(s, &a->in_snp);
         free_queue(s, &a->in_rsp);
         free_queue(s, &a->stalled);
-        port_free(a->tx);
-        port_free(a->rx);
+        cxl_port_free(a->tx);
+        cxl_port_free(a->rx);
         for (uint32_t l = 0; l < s->cfg.lines; l++)
             if (a->op_of_line[l]) {
                 free(a->op_of_line[l]->path);
@@ -1571,11 +1284,6 @@ void cxl_sys_free(cxl_sys *s)
         tmsg *t = s->free_msgs;
         s->free_msgs = t->next;
         free(t);
-    }
-    while (s->free_flits) {
-        flit *f = s->free_flits;
-        s->free_flits = f->next;
-        free(f);
     }
     free(s->ag);
     free(s->h);
@@ -1631,7 +1339,7 @@ bool cxl_sys_issue(cxl_sys *s, unsigned agent, uint32_t line, unsigned op, uint8
         a->flush_op = f;
         s->outstanding++;
         flush_progress(a);
-        if (!sim_event_pending(&s->wd_wake)) sim_event_notify_at(&s->wd_wake, ns_ps(s->cfg.watchdog_ns) / 2 + 1);
+        if (!sim_event_pending(&s->wd_wake)) sim_event_notify_at(&s->wd_wake, cxl_ns_ps(s->cfg.watchdog_ns) / 2 + 1);
         return true;
     }
     if (a->op_of_line[line]) return false;
@@ -1645,7 +1353,7 @@ bool cxl_sys_issue(cxl_sys *s, unsigned agent, uint32_t line, unsigned op, uint8
     if (s->cfg.track_paths) {
         x->path = calloc(1, sizeof *x->path);
         if (!x->path) sim_fatal("out of memory");
-        path_add(x->path, a->core ? "core_lookup" : "dev_lookup", a->lookup_ps, false);
+        cxl_path_add(x->path, a->core ? "core_lookup" : "dev_lookup", a->lookup_ps, false);
     }
     a->op_of_line[line] = x;
     a->n_ops++;
@@ -1654,7 +1362,7 @@ bool cxl_sys_issue(cxl_sys *s, unsigned agent, uint32_t line, unsigned op, uint8
     else a->lookup_head = x;
     a->lookup_tail = x;
     agent_wake_at(a, x->t_ready);
-    if (!sim_event_pending(&s->wd_wake)) sim_event_notify_at(&s->wd_wake, ns_ps(s->cfg.watchdog_ns) / 2 + 1);
+    if (!sim_event_pending(&s->wd_wake)) sim_event_notify_at(&s->wd_wake, cxl_ns_ps(s->cfg.watchdog_ns) / 2 + 1);
     return true;
 }
 
@@ -1679,7 +1387,6 @@ void cxl_sys_stats_get(cxl_sys *s, cxl_sys_stats *st)
 {
     *st = s->st;
     double ud = 0, uh = 0;
-    sim_time_ps now = sim_now(s->k);
     for (unsigned i = 0; i < s->cfg.devices; i++) {
         agent_t *a = &s->ag[i];
         ud += sim_link_utilisation(a->tx->link);
@@ -1687,8 +1394,8 @@ void cxl_sys_stats_get(cxl_sys *s, cxl_sys_stats *st)
         st->flits_d2h += a->tx->flits_sent;
         st->flits_h2d += a->rx->flits_sent;
         for (unsigned c = 0; c < 3; c++) {
-            st->credit_stall_ps[c] += a->tx->stall_ps[c] + (a->tx->stalled[c] ? now - a->tx->stall_since[c] : 0);
-            st->credit_stall_ps[3 + c] += a->rx->stall_ps[c] + (a->rx->stalled[c] ? now - a->rx->stall_since[c] : 0);
+            st->credit_stall_ps[c] += cxl_port_stall_ps(a->tx, c);
+            st->credit_stall_ps[3 + c] += cxl_port_stall_ps(a->rx, c);
         }
     }
     st->link_util_d2h = s->cfg.devices ? ud / s->cfg.devices : 0;

@@ -18,19 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "models/cxl/cxl_link.h"
 #include "models/cxl/cxl_proto.h"
 #include "sim/sim.h"
-
-#define CXL_PATH_MAX 40
-typedef struct cxl_hop {
-    const char *name;
-    sim_time_ps ps;
-    bool link;            /* a one-way link traversal */
-} cxl_hop;
-typedef struct cxl_path {
-    unsigned n;
-    cxl_hop hop[CXL_PATH_MAX];
-} cxl_path;
 
 typedef struct cxl_sys_cfg {
     unsigned devices, cores;
@@ -78,8 +68,6 @@ void cxl_sys_cfg_defaults(cxl_sys_cfg *c);
     SIM_PARAM_DOUBLE("mem_ns", "100", "ns", 0, 10000, "memory read"),                                           \
     SIM_PARAM_DOUBLE("llc_ns", "20", "ns", 0, 10000, "host memory-side cache (LLC) hit")
 void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test);
-/* Bandwidth of one direction of the link after 128b/130b encoding, 1e9 B/s. */
-double cxl_link_GBps(unsigned lanes, double gts);
 /* devices, cores and lines (devices + cores checked against CXL_MAX_AGENTS). */
 void cxl_sys_cfg_agents_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test);
 
