@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/kernel.h"
 
@@ -99,7 +100,9 @@ static int write_json(const char *path, const cJSON *root)
     char *text = cJSON_Print(root);
     if (!text) sim_fatal("out of memory");
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    /* a temporary of this process's own: two runs writing one report (tests run
+     * side by side into one folder) must not share it; the rename is atomic */
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
         fprintf(stderr, "error: cannot write %s: %s\n", tmp, strerror(errno));
