@@ -108,6 +108,7 @@ void sim_link_set_deferrable(sim_link *l, sim_link_defer_fn fn)
 {
     /* a delivery armed without deferral has no event to cancel (arm_delivery) */
     if (l->q_len) sim_fatal("link %s: sim_link_set_deferrable with messages in flight (set it before the first send)", l->cfg.name);
+    if (l->half) sim_fatal("link %s: a cut link cannot defer (its messages are judged when sent, on the other side)", l->cfg.name);
     l->deferrable = fn;
 }
 
@@ -520,6 +521,7 @@ void sim_link_make_sending_half(sim_link *l)
 {
     if (l->msgs_sent || l->deferrable) sim_fatal("link %s: a sending half is made before the first send, of a link nobody defers", l->cfg.name);
     l->deferrable = always_waits;   /* every message waits for sim_link_export: no delivery is armed */
+    l->half = SIM_LINK_SENDING_HALF;
     l->defer_until_ps = SIM_TIME_MAX;
 }
 
@@ -527,11 +529,12 @@ void sim_link_make_receiving_half(sim_link *l)
 {
     if (l->msgs_sent || l->deferrable) sim_fatal("link %s: a receiving half is made before the first send, of a link nobody defers", l->cfg.name);
     for (unsigned i = 0; i < l->credit_types; i++) l->pool[i].avail = l->pool[i].initial = SIM_LINK_REMOTE_CREDITS;
+    l->half = SIM_LINK_RECEIVING_HALF;
 }
 
 size_t sim_link_export(sim_link *l, void (*fn)(void *ctx, const sim_link_msg *m), void *ctx)
 {
-    if (l->deferrable != always_waits) sim_fatal("link %s: sim_link_export of a link that is not a sending half", l->cfg.name);
+    if (l->half != SIM_LINK_SENDING_HALF) sim_fatal("link %s: sim_link_export of a link that is not a sending half", l->cfg.name);
     size_t n = l->q_len;
     while (l->q_len) {
         const sim_link_msg *m = &l->q[l->q_head];
@@ -547,6 +550,7 @@ size_t sim_link_export(sim_link *l, void (*fn)(void *ctx, const sim_link_msg *m)
 
 void sim_link_import(sim_link *l, const sim_link_msg *m)
 {
+    if (l->half != SIM_LINK_RECEIVING_HALF) sim_fatal("link %s: sim_link_import into a link that is not a receiving half", l->cfg.name);
     const sim_time_ps now = sim_now(l->k);
     if (m->arrive_ps <= now || m->seq != l->msgs_sent || (l->q_len && m->arrive_ps < l->q[(l->q_head + l->q_len - 1) & (l->q_cap - 1)].arrive_ps))
         sim_fatal("link %s: import of message %" PRIu64 " arriving at %" PRIu64 " ps: expected message %" PRIu64
@@ -558,7 +562,7 @@ void sim_link_import(sim_link *l, const sim_link_msg *m)
 size_t sim_link_export_credits(sim_link *l, void (*fn)(void *ctx, const sim_link_credit_msg *c), void *ctx)
 {
     size_t n = l->cq_len;
-    if (n && l->pool[l->cq[l->cq_head].type].initial != SIM_LINK_REMOTE_CREDITS)
+    if (l->half != SIM_LINK_RECEIVING_HALF)
         sim_fatal("link %s: sim_link_export_credits of a link that is not a receiving half", l->cfg.name);
     while (l->cq_len) {
         fn(ctx, &l->cq[l->cq_head]);
@@ -570,6 +574,7 @@ size_t sim_link_export_credits(sim_link *l, void (*fn)(void *ctx, const sim_link
 
 void sim_link_import_credits(sim_link *l, const sim_link_credit_msg *c)
 {
+    if (l->half != SIM_LINK_SENDING_HALF) sim_fatal("link %s: sim_link_import_credits into a link that is not a sending half", l->cfg.name);
     const sim_time_ps now = sim_now(l->k);
     if (c->type >= l->credit_types) sim_fatal("link %s: import of credit type %u, the link has %u", l->cfg.name, c->type, l->credit_types);
     if (c->arrive_ps <= now || (l->cq_len && c->arrive_ps < l->cq[(l->cq_head + l->cq_len - 1) & (l->cq_cap - 1)].arrive_ps))

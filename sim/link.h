@@ -132,6 +132,7 @@ struct sim_link {
     sim_event arrive_ev, credit_ev;  /* deferring links, and arrivals due now (delta) */
     sim_link_cfg cfg;
     uint32_t order_key;              /* deliveries' same-time order (sim_link_set_order_key); credits use +1 */
+    uint8_t half;                    /* SIM_LINK_WHOLE, or a cut link's SIM_LINK_SENDING_HALF / SIM_LINK_RECEIVING_HALF */
     _Alignas(64) sim_link_pool pool[SIM_LINK_MAX_CREDIT_TYPES];
     /* statistics */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
@@ -223,6 +224,7 @@ void sim_link_return_credits(sim_link *l, unsigned type, uint32_t credits);
  * sim_link_import_credits. Both before the first send; a deferring receiver
  * cannot be cut (it judges messages as they are sent). Imports must not
  * arrive before their kernel's now (the lookahead: each half's latency). */
+enum { SIM_LINK_WHOLE = 0, SIM_LINK_SENDING_HALF = 1, SIM_LINK_RECEIVING_HALF = 2 };
 void sim_link_make_sending_half(sim_link *l);
 void sim_link_make_receiving_half(sim_link *l);
 size_t sim_link_export(sim_link *l, void (*fn)(void *ctx, const sim_link_msg *m), void *ctx);
