@@ -16,7 +16,9 @@ static const char gen_help[] =
     "ring:N (3..4096), fullmesh:N (2..64), star:N (2..64), mesh2d:RxC (1..256 each), torus2d:RxC (3..256 each), "
     "torus3d:XxYxZ (3..64 each), fattree:K (even, 2..64), leafspine:LEAVES,SPINES,HOSTS_PER_LEAF[,UPLINKS] "
     "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64), "
-    "host-gpu:gen=G,lanes=L (G 1..6, L 1|2|4|8|16; kinds host and gpu: models/server)";
+    "host-gpu:gen=G,lanes=L (G 1..6, L 1|2|4|8|16; kinds host and gpu: models/server), "
+    "server:gpus=G,nics=N,gen=5,switches=S[,lanes=L] (an HGX-like server: G 1..32 GPUs spread evenly under S 1..16 PCIe switches, "
+    "nics=0; kinds server_host, pcie_switch, gpu)";
 
 const char *topo_generators_help(void) { return gen_help; }
 
@@ -122,36 +124,92 @@ static unsigned read_uint(const char *s, unsigned *v);
  * preset's for Gen1-5, while the Gen6 preset already takes 242/256 for its
  * flits, which the PCIe port models itself: the Gen6 link gets the raw rate
  * (64 GT/s x lanes / 8, 1b/1b) instead. */
-static topo *host_gpu(topo *t, const char *args, char *err, size_t errlen)
+/* One PCIe link of preset pcie-genG-xL. The PCIe ports put their own
+ * framing, DLLPs and SKPs on the wire, so the link runs at the PHY's raw
+ * rate; that is the preset's for Gen1-5, while the Gen6 preset already takes
+ * 242/256 for its flits, which the PCIe port models itself: the Gen6 link
+ * gets the raw rate (64 GT/s x lanes / 8, 1b/1b) instead. */
+static void pcie_link(topo *t, uint32_t a, uint32_t b, unsigned gen, unsigned lanes)
 {
-    unsigned gen = 0, lanes = 0;
-    bool have_gen = false, have_lanes = false;
+    char preset[32], lerr[1024];
+    snprintf(preset, sizeof preset, "pcie-gen%u-x%u", gen, lanes);
+    double GBps = gen == 6 ? 64.0 * lanes / 8.0 : -1;
+    if (topo_add_link(t, t->nodes[a].name, t->nodes[b].name, preset, -1, GBps, lerr, sizeof lerr) < 0) sim_fatal("generator: %s", lerr);
+}
+
+/* key=value,... into vals by keys (allowed: the keys); have[i] says given. */
+static topo *read_kv(topo *t, const char *gen, const char *args, const char *const *keys, unsigned n, unsigned *vals, bool *have,
+                     const char *allowed, char *err, size_t errlen)
+{
     const char *s = args;
     while (*s) {
-        unsigned *v = NULL;
-        if (!strncmp(s, "gen=", 4)) v = &gen, have_gen = true, s += 4;
-        else if (!strncmp(s, "lanes=", 6)) v = &lanes, have_lanes = true, s += 6;
-        else return topo_fail(t, err, errlen, "host-gpu: bad argument '%.40s'; allowed: gen=G,lanes=L", s);
-        unsigned n = read_uint(s, v);
-        if (!n) return topo_fail(t, err, errlen, "host-gpu: bad number in '%.40s'; allowed: gen=G,lanes=L", args);
-        s += n;
+        unsigned i = 0;
+        while (i < n && (strncmp(s, keys[i], strlen(keys[i])) || s[strlen(keys[i])] != '=')) i++;
+        if (i == n) return topo_fail(t, err, errlen, "%s: bad argument '%.40s'; allowed: %s", gen, s, allowed);
+        s += strlen(keys[i]) + 1;
+        unsigned len = read_uint(s, &vals[i]);
+        if (!len) return topo_fail(t, err, errlen, "%s: bad number in '%.40s'; allowed: %s", gen, args, allowed);
+        have[i] = true;
+        s += len;
         if (*s == ',') s++;
-        else if (*s) return topo_fail(t, err, errlen, "host-gpu: bad separator in '%.40s'; allowed: gen=G,lanes=L", args);
+        else if (*s) return topo_fail(t, err, errlen, "%s: bad separator in '%.40s'; allowed: %s", gen, args, allowed);
     }
-    if (!have_gen || !have_lanes) return topo_fail(t, err, errlen, "host-gpu: needs gen=G,lanes=L (G 1..6, L 1|2|4|8|16)");
+    return t;
+}
+
+static bool lanes_ok(unsigned l) { return l == 1 || l == 2 || l == 4 || l == 8 || l == 16; }
+
+/* host-gpu:gen=G,lanes=L -- one host (host0), one GPU (gpu0), one PCIe link. */
+static topo *host_gpu(topo *t, const char *args, char *err, size_t errlen)
+{
+    static const char *const keys[] = { "gen", "lanes" };
+    unsigned v[2] = { 0, 0 };
+    bool have[2] = { false, false };
+    if (!read_kv(t, "host-gpu", args, keys, 2, v, have, "gen=G,lanes=L", err, errlen)) return NULL;
+    unsigned gen = v[0], lanes = v[1];
+    if (!have[0] || !have[1]) return topo_fail(t, err, errlen, "host-gpu: needs gen=G,lanes=L (G 1..6, L 1|2|4|8|16)");
     if (gen < 1 || gen > 6) return topo_fail(t, err, errlen, "host-gpu: gen=%u out of range; allowed: 1..6", gen);
-    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
-        return topo_fail(t, err, errlen, "host-gpu: lanes=%u; allowed: 1, 2, 4, 8, 16", lanes);
+    if (!lanes_ok(lanes)) return topo_fail(t, err, errlen, "host-gpu: lanes=%u; allowed: 1, 2, 4, 8, 16", lanes);
     if (!topo_kind_find("host") || !topo_kind_find("gpu"))
         return topo_fail(t, err, errlen, "host-gpu: kinds host and gpu are not registered (server_register_kinds, models/server)");
     snprintf(t->generator, sizeof t->generator, "host-gpu");
     set_level(t, add_node(t, "host", 1, "host0"), 1);
     set_level(t, add_node(t, "gpu", 1, "gpu0"), 0);
-    char preset[32], lerr[1024];
-    snprintf(preset, sizeof preset, "pcie-gen%u-x%u", gen, lanes);
-    double GBps = gen == 6 ? 64.0 * lanes / 8.0 : -1;
-    if (topo_add_link(t, "host0", "gpu0", preset, -1, GBps, lerr, sizeof lerr) < 0) sim_fatal("generator: %s", lerr);
+    pcie_link(t, 0, 1, gen, lanes);
     if (topo_finish(t, err, errlen)) sim_fatal("generator host-gpu made a bad graph: %s", err);
+    return t;
+}
+
+/* server:gpus=G,nics=N,gen=5,switches=S[,lanes=L] -- shaped like an HGX H100
+ * baseboard on a two-socket host: host0 (kind server_host: one root complex;
+ * root ports rp0..rp(S/2-1) are socket 0's, the rest socket 1's, NUMA left
+ * out) with one root port per PCIe switch sw0..sw(S-1), GPUs gpu0.. spread
+ * evenly, gpu i under switch i / (G/S) (a switch's upstream port is p0, its
+ * GPUs on p1..). Every link pcie-genG-xL. */
+static topo *server(topo *t, const char *args, char *err, size_t errlen)
+{
+    static const char *const keys[] = { "gpus", "nics", "gen", "switches", "lanes" };
+    static const char allowed[] = "gpus=G,nics=0,gen=1..6,switches=S[,lanes=1|2|4|8|16]";
+    unsigned v[5] = { 8, 0, 5, 4, 16 };
+    bool have[5] = { false, false, false, false, false };
+    if (!read_kv(t, "server", args, keys, 5, v, have, allowed, err, errlen)) return NULL;
+    unsigned gpus = v[0], nics = v[1], gen = v[2], sw = v[3], lanes = v[4];
+    if (nics) return topo_fail(t, err, errlen, "server: nics=%u: nics need kind nic (not yet modelled); allowed: nics=0", nics);
+    if (gpus < 1 || gpus > 32) return topo_fail(t, err, errlen, "server: gpus=%u out of range; allowed: 1..32", gpus);
+    if (sw < 1 || sw > 16) return topo_fail(t, err, errlen, "server: switches=%u out of range; allowed: 1..16", sw);
+    if (gpus % sw) return topo_fail(t, err, errlen, "server: gpus=%u over switches=%u is uneven; allowed: gpus a multiple of switches", gpus, sw);
+    if (gen < 1 || gen > 6) return topo_fail(t, err, errlen, "server: gen=%u out of range; allowed: 1..6", gen);
+    if (!lanes_ok(lanes)) return topo_fail(t, err, errlen, "server: lanes=%u; allowed: 1, 2, 4, 8, 16", lanes);
+    if (!topo_kind_find("server_host") || !topo_kind_find("pcie_switch") || !topo_kind_find("gpu"))
+        return topo_fail(t, err, errlen, "server: kinds server_host, pcie_switch and gpu are not registered (server_register_kinds, models/server)");
+    snprintf(t->generator, sizeof t->generator, "server");
+    unsigned per = gpus / sw;
+    set_level(t, add_node(t, "server_host", sw, "host0"), 2);
+    for (unsigned s = 0; s < sw; s++) set_level(t, add_node(t, "pcie_switch", 1 + per, "sw%u", s), 1);
+    for (unsigned g = 0; g < gpus; g++) set_level(t, add_node(t, "gpu", 1, "gpu%u", g), 0);
+    for (unsigned s = 0; s < sw; s++) pcie_link(t, 0, 1 + s, gen, lanes);
+    for (unsigned g = 0; g < gpus; g++) pcie_link(t, 1 + g / per, 1 + sw + g, gen, lanes);
+    if (topo_finish(t, err, errlen)) sim_fatal("generator server made a bad graph: %s", err);
     return t;
 }
 
@@ -194,6 +252,7 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
     topo *t = topo_new(default_preset, err, errlen);
     if (!t) return NULL;
     if (nlen == 8 && !strncmp(spec, "host-gpu", 8)) return host_gpu(t, args, err, errlen);
+    if (nlen == 6 && !strncmp(spec, "server", 6)) return server(t, args, err, errlen);
     unsigned v[4] = { 0, 0, 0, 1 };
     char sep = !strcmp(name, "leafspine") ? ',' : 'x';
     unsigned want = !strcmp(name, "mesh2d") || !strcmp(name, "torus2d") ? 2

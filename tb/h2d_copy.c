@@ -1,10 +1,12 @@
-/* h2d_copy: a cudaMemcpy / bandwidthTest-style copy between host memory and
- * a GPU over one PCIe link, built by the fabric from the host-gpu generator
- * and the server kinds (models/server): the GPU's copy engine reads pinned
- * host memory with MRd (h2d) or writes it with MWr (d2h) through full PCIe
- * ports. Bandwidth, per-hop utilisation and credit stalls are measured; the
- * checks compare them with an independent goodput model (docs/models/pcie.md,
- * restated here from the spec's numbers, never the run's). */
+/* h2d_copy: cudaMemcpy / bandwidthTest-style copies between host memory and
+ * GPUs, or between two GPUs peer-to-peer, built by the fabric from the
+ * host-gpu generator (one GPU, one link) or the server generator (GPUs under
+ * PCIe switches) and the server kinds (models/server): each copying GPU's
+ * engine reads pinned host memory with MRd (h2d) or writes it with MWr
+ * (d2h), or moves a peer's HBM through its BAR (d2d_p2p), through full PCIe
+ * ports on every hop. Bandwidth, per-hop utilisation and credit stalls are
+ * measured; the checks compare them with an independent goodput model
+ * (docs/models/pcie.md, restated here from the spec's numbers, never the run's). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,13 +19,17 @@
 #include "sim/sim.h"
 
 static const sim_param_def h2d_params[] = {
-    SIM_PARAM_ENUM("dir", "h2d", "h2d|d2h|d2d_p2p", "h2d: the GPU reads host memory (MRd); d2h: the GPU writes it (MWr); d2d_p2p comes with the PCIe switch"),
+    SIM_PARAM_ENUM("dir", "h2d", "h2d|d2h|d2d_p2p",
+                   "h2d: the GPU reads host memory (MRd); d2h: the GPU writes it (MWr); d2d_p2p: gpu0 to gpu1 under one PCIe switch"),
+    SIM_PARAM_ENUM("p2p", "write", "write|read", "d2d_p2p: gpu0 writes gpu1's BAR (MWr), or gpu1 reads gpu0's (MRd, CplD from gpu0's HBM)"),
     SIM_PARAM_INT("bytes", "4194304", "B", 1, 1 << 30, "size of the copy"),
     SIM_PARAM_INT("lat_bytes", "64", "B", 1, 65536, "size of the small copy whose time is latency_us (run on its own)"),
     SIM_PARAM_BOOL("pinned", "1", "host buffer pinned (1); pageable (0: bounce through a staging buffer) is not modelled yet"),
     SIM_PARAM_INT("gen", "5", "", 1, 6, "PCIe generation 1..6 (Gen6: Flit Mode)"),
     SIM_PARAM_INT("lanes", "16", "", 1, 16, "link width: 1, 2, 4, 8, 16"),
-    SIM_PARAM_INT("gpus", "1", "", 1, 8, "GPUs copying at once (more than 1 needs the PCIe switch)"),
+    SIM_PARAM_INT("gpus", "1", "", 1, 8, "GPUs copying at once (gpu0..): more than 1 run on server:gpus=8 and share switch uplinks"),
+    SIM_PARAM_INT("switches", "4", "", 1, 8, "PCIe switches of the server topology (gpus>1 or d2d_p2p): 1, 2, 4 or 8, 8 GPUs spread evenly"),
+    SIM_PARAM_DOUBLE("switch_ns", "120", "ns", 0, 1e6, "PCIe switch port to port, store-and-forward (Switchtec/PEX: 85-150 ns)"),
     SIM_PARAM_INT("mps", "256", "B", 128, 4096, "Max_Payload_Size, both ends: 128..4096, power of two"),
     SIM_PARAM_INT("mrrs", "512", "B", 128, 4096, "Max_Read_Request_Size of the GPU's copy engine: 128..4096, power of two"),
     SIM_PARAM_INT("rcb", "64", "B", 64, 128, "the host's read completion boundary: 64 or 128"),
@@ -60,75 +66,177 @@ static double ref_data_GBps(unsigned gen, unsigned lanes, double payload, double
     return raw * eff * (with_skp ? 1.0 - ref_skp_frac(gen) : 1.0);
 }
 
+#define MAX_COPIES 8
+#define MAX_HOPS 64
+#define SERVER_PATH_NODES 64   /* the topologies used here are small */
+
+typedef struct hop { uint32_t link; unsigned dir; bool data; double util, stall_ns; char name[96]; } hop;
+
 typedef struct copy_run {
-    server_copy_stats st;
+    server_copy_stats st;              /* the receivers' together (h2d: the GPUs; d2h: the host; p2p: the peer) */
+    server_copy_stats gpu_st[MAX_COPIES];   /* h2d: each copier's */
     sim_time_ps start_ps, end_ps;
-    uint64_t dram_bytes;
-    double util[2], stall_ns[2], hop_GBps[2];
-    char hop[2][96];
+    uint64_t dram_bytes, host_tlps, p2p_tlps;
+    hop hops[MAX_HOPS];
+    unsigned n_hops;
     int cons;
     char why[512];
     bool finished;
 } copy_run;
 
-/* One copy on a fresh fabric: runs until the data is in memory and both ports drained. */
-static void run_copy(sim_kernel *k, const topo *t, server_cfg *sc, sim_trace *tr, uint64_t seed, copy_run *r)
+/* A copy's setup: the topology, who copies, where the data goes. */
+typedef struct copy_plan {
+    const topo *t;
+    unsigned n;                        /* copying GPUs */
+    uint32_t copier[MAX_COPIES], src[MAX_COPIES], dst[MAX_COPIES];   /* node ids: data from src to dst */
+    enum server_copy_dir dir;
+} copy_plan;
+
+/* Adds the hops of the tree path a -> b (data direction), and their reverse. */
+static void add_path(copy_run *r, const topo *t, uint32_t a, uint32_t b)
+{
+    uint32_t dist[SERVER_PATH_NODES];
+    topo_bfs_to(t, b, dist);
+    for (uint32_t u = a; u != b;) {
+        unsigned q = 0;
+        int w = -1;
+        for (; q < t->nodes[u].nports; q++) {
+            w = topo_peer(t, u, q, NULL);
+            if (w >= 0 && dist[w] + 1 == dist[u]) break;
+        }
+        if (q == t->nodes[u].nports) sim_fatal("h2d_copy: no path from %s to %s", t->nodes[a].name, t->nodes[b].name);
+        uint32_t li = (uint32_t)t->nodes[u].port_link[q];
+        unsigned d = t->links[li].a == u ? 0 : 1;
+        for (unsigned back = 0; back < 2; back++) {
+            unsigned dd = d ^ back, i = 0;
+            while (i < r->n_hops && !(r->hops[i].link == li && r->hops[i].dir == dd)) i++;
+            if (i == r->n_hops) {
+                if (r->n_hops == MAX_HOPS) sim_fatal("h2d_copy: more than %d hops", MAX_HOPS);
+                const topo_link *l = &t->links[li];
+                uint32_t from = dd ? l->b : l->a, to = dd ? l->a : l->b;
+                unsigned fp = dd ? l->b_port : l->a_port, tp = dd ? l->a_port : l->b_port;
+                r->hops[i] = (hop){ .link = li, .dir = dd };
+                snprintf(r->hops[i].name, sizeof r->hops[i].name, "%s.%s%u->%s.%s%u", t->nodes[from].name, t->nodes[from].kind->port_prefix,
+                         fp, t->nodes[to].name, t->nodes[to].kind->port_prefix, tp);
+                r->n_hops++;
+            }
+            if (!back) r->hops[i].data = true;
+        }
+        u = (uint32_t)w;
+    }
+}
+
+static bool ports_quiet(const sim_fabric *f, const topo *t)
+{
+    for (uint32_t n = 0; n < t->n_nodes; n++)
+        for (unsigned q = 0; q < t->nodes[n].nports; q++) {
+            pcie_port *p = server_node_port(f, n, q);
+            if (p && (pcie_port_replay_occupancy(p) || pcie_port_rx_buffered(p))) return false;
+        }
+    return true;
+}
+
+static void sum_stats(server_copy_stats *a, const server_copy_stats *b)
+{
+    if (!b->tlps_received) return;
+    if (!a->tlps_received || b->first_data_ps < a->first_data_ps) a->first_data_ps = b->first_data_ps, a->first_data_bytes = b->first_data_bytes;
+    if (b->last_data_ps > a->last_data_ps) a->last_data_ps = b->last_data_ps;
+    if (b->done_ps > a->done_ps) a->done_ps = b->done_ps;
+    a->bytes_received += b->bytes_received;
+    a->tlps_received += b->tlps_received;
+    a->addr_errors += b->addr_errors;
+    a->streams_done += b->streams_done;
+}
+
+/* One copy on a fresh fabric: runs until the data is in memory and every port drained. */
+static void run_copy(sim_kernel *k, const copy_plan *pl, server_cfg *sc, sim_trace *tr, uint64_t seed, copy_run *r)
 {
     memset(r, 0, sizeof *r);
+    const topo *t = pl->t;
     char err[512];
-    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = tr, .seed = seed, .kind_cfg = { { "host", sc }, { "gpu", sc } } };
+    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = tr, .seed = seed,
+                          .kind_cfg = { { "host", sc }, { "gpu", sc }, { "pcie_switch", sc } } };
     sim_fabric *f = sim_fabric_new(k, t, &fc, err, sizeof err);
     if (!f) sim_input_error("h2d_copy: %s", err);
-    uint32_t hn = (uint32_t)topo_node_find(t, "host0"), gn = (uint32_t)topo_node_find(t, "gpu0");
+    uint32_t hn = (uint32_t)topo_node_find(t, "host0");
     server_host *h = sim_fabric_component(f, hn);
-    server_gpu *g = sim_fabric_component(f, gn);
-    pcie_port *hp = server_host_port(h, 0), *gp = server_gpu_port(g);
     /* a watchdog: no copy at Gen1 x1 takes longer than 4 ns per byte + 1 ms */
-    sim_time_ps limit = (sim_time_ps)sc->bytes * 4000 + 1000000000ull, step = 1000000;
+    sim_time_ps limit = (sim_time_ps)sc->bytes * pl->n * 4000 + 1000000000ull, step = 1000000;
     for (;;) {
         sim_time_ps before = sim_now(k);
         sim_run(k, before + step);
-        server_copy_stats st;
-        if (sc->dir == SERVER_H2D) server_gpu_stats(g, &st);
-        else server_host_stats(h, &st);
-        bool done = st.done_ps && sim_now(k) >= st.done_ps;
-        bool quiet = !pcie_port_replay_occupancy(hp) && !pcie_port_replay_occupancy(gp) && !pcie_port_rx_buffered(hp) &&
-                     !pcie_port_rx_buffered(gp);
-        if (done && quiet) { r->finished = true; r->st = st; break; }
-        if (sim_now(k) == before || sim_now(k) >= limit) { r->st = st; break; }
+        memset(&r->st, 0, sizeof r->st);
+        if (pl->dir == SERVER_D2H) server_host_stats(h, &r->st);
+        for (unsigned i = 0; i < pl->n && pl->dir != SERVER_D2H; i++) {
+            server_copy_stats st;
+            server_gpu_stats(sim_fabric_component(f, pl->dst[i]), &st);
+            r->gpu_st[i] = st;
+            sum_stats(&r->st, &st);
+        }
+        bool done = r->st.streams_done == pl->n && sim_now(k) >= r->st.done_ps;
+        if (done && ports_quiet(f, t)) { r->finished = true; break; }
+        if (sim_now(k) == before || sim_now(k) >= limit) break;
     }
     server_copy_stats hs;
     server_host_stats(h, &hs);
     r->dram_bytes = hs.dram_bytes;
-    r->start_ps = server_gpu_launch_ps(g);   /* the copy is launched once the link is up */
+    pcie_port_counters pc;
+    for (unsigned q = 0; q < t->nodes[hn].nports; q++) {
+        pcie_port_get_counters(server_host_port(h, q), &pc);
+        r->host_tlps += pc.tl_received;
+    }
+    for (uint32_t n = 0; n < t->n_nodes; n++)
+        if (!strcmp(t->nodes[n].kind->name, "pcie_switch")) r->p2p_tlps += server_switch_p2p_tlps(sim_fabric_component(f, n));
+    r->start_ps = SIM_TIME_MAX;   /* the copies are launched once their links are up */
+    for (unsigned i = 0; i < pl->n; i++) {
+        sim_time_ps l = server_gpu_launch_ps(sim_fabric_component(f, pl->copier[i]));
+        if (l < r->start_ps) r->start_ps = l;
+    }
     r->end_ps = r->st.done_ps;
     double copy_ns = (double)(r->end_ps - r->start_ps) / 1000.0;
-    for (unsigned d = 0; d < 2; d++) {
-        sim_link *l = sim_fabric_link(f, 0, d);   /* dir 0: a->b = host0 -> gpu0 */
-        pcie_port *sender = d == 0 ? hp : gp;
-        snprintf(r->hop[d], sizeof r->hop[d], "%s", d == 0 ? "host0.rp0->gpu0.pcie0" : "gpu0.pcie0->host0.rp0");
-        double GBps = t->links[0].GBps;
-        r->util[d] = copy_ns > 0 ? (double)sim_link_window_bytes(l) / GBps / copy_ns : 0;
-        r->hop_GBps[d] = GBps;
-        r->stall_ns[d] = (double)pcie_port_stall_ps(sender) / 1000.0;
+    for (unsigned i = 0; i < pl->n; i++) add_path(r, t, pl->src[i], pl->dst[i]);
+    for (unsigned i = 0; i < r->n_hops; i++) {
+        hop *hp = &r->hops[i];
+        const topo_link *l = &t->links[hp->link];
+        pcie_port *sender = server_node_port(f, hp->dir ? l->b : l->a, hp->dir ? l->b_port : l->a_port);
+        hp->util = copy_ns > 0 ? (double)sim_link_window_bytes(sim_fabric_link(f, hp->link, hp->dir)) / l->GBps / copy_ns : 0;
+        hp->stall_ns = (double)pcie_port_stall_ps(sender) / 1000.0;
     }
     r->cons = sim_fabric_check(f, r->finished, r->why, sizeof r->why);
     sim_fabric_free(f);
+}
+
+/* Hop count of the tree path between two nodes. */
+static unsigned path_hops(const topo *t, uint32_t a, uint32_t b)
+{
+    uint32_t dist[SERVER_PATH_NODES];
+    topo_bfs_to(t, b, dist);
+    return dist[a];
 }
 
 static void h2d_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
     int dir = sim_param_enum(p, "dir");
-    if (dir == 2) sim_input_error("h2d_copy: dir=d2d_p2p: peer-to-peer between GPUs comes with the PCIe switch; allowed now: h2d, d2h");
+    bool p2p = dir == 2;
     if (!sim_param_bool(p, "pinned"))
         sim_input_error("h2d_copy: pinned=0: pageable copies (a CPU memcpy through a pinned staging buffer) are not modelled yet; allowed: pinned=1");
-    if (sim_param_int(p, "gpus") != 1)
-        sim_input_error("h2d_copy: gpus=%" PRId64 ": several GPUs share uplinks through the PCIe switch, which is not built yet; allowed: 1",
-                        sim_param_int(p, "gpus"));
+    unsigned gpus = (unsigned)sim_param_int(p, "gpus"), nsw = (unsigned)sim_param_int(p, "switches");
+    if (p2p && gpus != 1)
+        sim_input_error("h2d_copy: dir=d2d_p2p gpus=%u: the peer-to-peer copy is one pair (gpu0 to gpu1); allowed: gpus=1", gpus);
+    bool server_topo = gpus > 1 || p2p;
+    if (server_topo && 8 % nsw) sim_input_error("h2d_copy: switches=%u: 8 GPUs spread evenly; allowed: 1, 2, 4, 8", nsw);
+    if (p2p && nsw > 4) sim_input_error("h2d_copy: switches=%u: d2d_p2p needs gpu0 and gpu1 under one switch; allowed: 1, 2, 4", nsw);
+    if (!server_topo) {
+        sim_param_not_applicable(p, "switches", "one GPU on one link (host-gpu): no PCIe switch");
+        sim_param_not_applicable(p, "switch_ns", "one GPU on one link (host-gpu): no PCIe switch");
+    }
+    if (!p2p) sim_param_not_applicable(p, "p2p", "dir=%s is no peer-to-peer copy", dir ? "d2h" : "h2d");
+    bool p2p_rd = p2p && sim_param_enum(p, "p2p") == 1;
     unsigned gen = (unsigned)sim_param_int(p, "gen"), lanes = (unsigned)sim_param_int(p, "lanes");
     server_cfg sc = SERVER_CFG_DEFAULT;
-    sc.dir = dir == 0 ? SERVER_H2D : SERVER_D2H;
+    sc.dir = dir == 0 ? SERVER_H2D : dir == 1 ? SERVER_D2H : p2p_rd ? SERVER_P2P_RD : SERVER_P2P_WR;
+    bool reads = sc.dir == SERVER_H2D || sc.dir == SERVER_P2P_RD;
     sc.bytes = (uint64_t)sim_param_int(p, "bytes");
     uint64_t lat_bytes = (uint64_t)sim_param_int(p, "lat_bytes");
     sc.mps = (unsigned)sim_param_int(p, "mps");
@@ -138,55 +246,80 @@ static void h2d_run(sim_test_ctx *c)
     sc.rc_ns = sim_param_double(p, "rc_ns");
     sc.hbm_GBps = sim_param_double(p, "hbm_GBps");
     sc.hbm_ns = sim_param_double(p, "hbm_ns");
-    sc.host_adv[0] = (uint32_t)sim_param_int(p, "ph");
-    sc.host_adv[1] = (uint32_t)sim_param_int(p, "pd");
-    if (sc.dir == SERVER_H2D) {
+    if (server_topo) sc.switch_ns = sim_param_double(p, "switch_ns");
+    if (p2p) {
+        static const char *const hp[] = { "ph", "pd", "nph", "dram_GBps", "dram_ns", "rc_ns" };
+        for (unsigned i = 0; i < sizeof hp / sizeof *hp; i++)
+            sim_param_not_applicable(p, hp[i], "dir=d2d_p2p turns at the PCIe switch: nothing reaches the host");
+    } else {
+        sc.host_adv[0] = (uint32_t)sim_param_int(p, "ph");
+        sc.host_adv[1] = (uint32_t)sim_param_int(p, "pd");
+    }
+    if (reads) {
         sc.mrrs = (unsigned)sim_param_int(p, "mrrs");
         sc.rcb = (unsigned)sim_param_int(p, "rcb");
         sc.tags = (unsigned)sim_param_int(p, "tags");
         sc.gpu_adv[4] = (uint32_t)sim_param_int(p, "cplh");
         sc.gpu_adv[5] = (uint32_t)sim_param_int(p, "cpld");
-        sc.host_adv[2] = (uint32_t)sim_param_int(p, "nph");
+        if (!p2p) sc.host_adv[2] = (uint32_t)sim_param_int(p, "nph");
     } else {
         static const char *const rd[] = { "mrrs", "tags", "cplh", "cpld", "nph", "rcb" };
         for (unsigned i = 0; i < sizeof rd / sizeof *rd; i++)
-            sim_param_not_applicable(p, rd[i], "dir=d2h writes host memory with posted MWr: no reads, tags or completions");
+            if (!p2p || strcmp(rd[i], "nph"))
+                sim_param_not_applicable(p, rd[i], "the copy writes with posted MWr: no reads, tags or completions");
     }
     sim_param_not_applicable(p, "seed", "no error is injected: nothing is random");
-    char spec[64];
-    snprintf(spec, sizeof spec, "host-gpu:gen=%u,lanes=%u", gen, lanes);
+    char spec[96];
+    if (server_topo) snprintf(spec, sizeof spec, "server:gpus=8,nics=0,gen=%u,switches=%u,lanes=%u", gen, nsw, lanes);
+    else snprintf(spec, sizeof spec, "host-gpu:gen=%u,lanes=%u", gen, lanes);
     server_register_kinds();
     char err[1024];
-    /* host-gpu chooses its link's preset from gen and lanes: the default preset is unused */
+    /* the generators choose their links' preset from gen and lanes: the default preset is unused */
     topo *t = topo_from_string(spec, "pcie-gen5-x16", err, sizeof err);
     if (!t) sim_input_error("h2d_copy: %s", err);
+    if (t->n_nodes > SERVER_PATH_NODES) sim_fatal("h2d_copy: %u nodes", t->n_nodes);
+    copy_plan pl = { .t = t, .n = gpus, .dir = sc.dir };
+    static const char *const names[MAX_COPIES + 1] = { "gpu0", "gpu1", "gpu2", "gpu3", "gpu4", "gpu5", "gpu6", "gpu7", NULL };
+    const char *copiers[2] = { p2p_rd ? "gpu1" : "gpu0", NULL };
+    const char *only[MAX_COPIES + 1];
+    for (unsigned i = 0; i < gpus; i++) only[i] = names[i];
+    only[gpus] = NULL;
+    sc.copiers = p2p ? copiers : only;
+    sc.peer = p2p ? (p2p_rd ? "gpu0" : "gpu1") : NULL;
+    uint32_t host = (uint32_t)topo_node_find(t, "host0"), g0 = (uint32_t)topo_node_find(t, "gpu0");
+    for (unsigned i = 0; i < gpus; i++) {
+        uint32_t g = (uint32_t)topo_node_find(t, names[i]);
+        pl.copier[i] = p2p ? (uint32_t)topo_node_find(t, copiers[0]) : g;
+        pl.src[i] = p2p ? g0 : sc.dir == SERVER_H2D ? host : g;
+        pl.dst[i] = p2p ? (uint32_t)topo_node_find(t, "gpu1") : sc.dir == SERVER_H2D ? g : host;
+    }
     sim_test_configured(c);
 
     copy_run big, small;
-    run_copy(c->k, t, &sc, c->trace, c->seed, &big);
+    run_copy(c->k, &pl, &sc, c->trace, c->seed, &big);
     c->sim_time_ps = sim_now(c->k);
     c->sim_events = sim_event_count(c->k);
     server_cfg lc = sc;
     lc.bytes = lat_bytes;
     sim_kernel *lk = sim_kernel_new();
-    run_copy(lk, t, &lc, NULL, c->seed, &small);
+    run_copy(lk, &pl, &lc, NULL, c->seed, &small);
     sim_kernel_free(lk);
 
+    uint64_t total = sc.bytes * gpus;
     double copy_ns = (double)(big.end_ps - big.start_ps) / 1000.0;
     double GBps = copy_ns > 0 ? (double)big.st.bytes_received / copy_ns : 0;
     double steady = big.st.last_data_ps > big.st.first_data_ps
                         ? (double)(big.st.bytes_received - big.st.first_data_bytes) * 1000.0 / (double)(big.st.last_data_ps - big.st.first_data_ps)
                         : 0;
     double latency_us = (double)(small.end_ps - small.start_ps) / 1e6;
-    unsigned data_dir = sc.dir == SERVER_H2D ? 0 : 1;   /* the hop that carries the data */
     unsigned worst = 0;
     double worst_score = -1;
     cJSON *util = cJSON_CreateObject(), *stall = cJSON_CreateObject();
-    for (unsigned d = 0; d < 2; d++) {
-        cJSON_AddNumberToObject(util, big.hop[d], big.util[d]);
-        cJSON_AddNumberToObject(stall, big.hop[d], big.stall_ns[d]);
-        double score = fmax(big.util[d], copy_ns > 0 ? big.stall_ns[d] / copy_ns : 0);
-        if (score > worst_score) worst_score = score, worst = d;
+    for (unsigned i = 0; i < big.n_hops; i++) {
+        cJSON_AddNumberToObject(util, big.hops[i].name, big.hops[i].util);
+        cJSON_AddNumberToObject(stall, big.hops[i].name, big.hops[i].stall_ns);
+        double score = fmax(big.hops[i].util, copy_ns > 0 ? big.hops[i].stall_ns / copy_ns : 0);
+        if (score > worst_score) worst_score = score, worst = i;
     }
     sim_report *rep = c->report;
     sim_report_metric(rep, "GBps", GBps);
@@ -195,32 +328,50 @@ static void h2d_run(sim_test_ctx *c)
     sim_report_metric(rep, "copy_us", copy_ns / 1000.0);
     sim_report_metric_json(rep, "link_util", util);
     sim_report_metric_json(rep, "credit_stall_ns", stall);
-    sim_report_metric_json(rep, "bottleneck", cJSON_CreateString(big.hop[worst]));
+    sim_report_metric_json(rep, "bottleneck", cJSON_CreateString(big.hops[worst].name));
     sim_report_metric(rep, "host_dram_bytes", (double)big.dram_bytes);
     sim_report_metric(rep, "tlps", (double)big.st.tlps_received);
-    sim_report_metric(rep, "link_raw_GBps", big.hop_GBps[0]);
+    sim_report_metric(rep, "link_raw_GBps", t->links[0].GBps);
+    if (server_topo) sim_report_metric(rep, "p2p_tlps", (double)big.p2p_tlps);
 
-    sim_check(rep, "copy_complete", big.finished && big.st.bytes_received == sc.bytes && small.finished,
-              "%" PRIu64 " of %" PRIu64 " bytes in %s memory, ports drained: %s; small copy: %s", big.st.bytes_received, sc.bytes,
-              sc.dir == SERVER_H2D ? "GPU" : "host", big.finished ? "yes" : "no", small.finished ? "done" : "not done");
+    sim_check(rep, "copy_complete", big.finished && big.st.bytes_received == total && small.finished,
+              "%" PRIu64 " of %" PRIu64 " bytes in %s memory, ports drained: %s; small copy: %s", big.st.bytes_received, total,
+              sc.dir == SERVER_D2H ? "host" : "GPU", big.finished ? "yes" : "no", small.finished ? "done" : "not done");
     sim_check(rep, "conservation", big.cons == 0 && small.cons == 0, "every link and port (TLPs, credits, order, tags): %s",
               big.cons ? big.why : small.cons ? small.why : "conserved");
-    sim_check(rep, "host_dram_touched_once", big.dram_bytes == sc.bytes, "host DRAM moved %" PRIu64 " bytes for a %" PRIu64 "-byte copy",
-              big.dram_bytes, sc.bytes);
-    /* the data TLPs: CplD (3DW header, up to MPS) for h2d, MWr (4DW, 64-bit address) for d2h */
-    double hdr = sc.dir == SERVER_H2D ? 12 : 16;
+    if (p2p)
+        sim_check(rep, "p2p_no_host_dram", big.dram_bytes == 0 && big.host_tlps == 0 && small.dram_bytes == 0 && big.p2p_tlps > 0,
+                  "host DRAM moved %" PRIu64 " bytes, the root ports received %" PRIu64 " TLPs; %" PRIu64 " TLPs turned at the switch",
+                  big.dram_bytes, big.host_tlps, big.p2p_tlps);
+    else
+        sim_check(rep, "host_dram_touched_once", big.dram_bytes == total, "host DRAM moved %" PRIu64 " bytes for %" PRIu64 " bytes copied",
+                  big.dram_bytes, total);
+    /* the data TLPs: CplD (3DW header, up to MPS) for reads, MWr (4DW, 64-bit address) for writes */
+    double hdr = reads ? 12 : 16;
     double bound = ref_data_GBps(gen, lanes, sc.mps, hdr, false);
-    sim_check(rep, "not_above_narrowest_hop", GBps <= bound && steady <= bound,
-              "copy %.3f GB/s, steady %.3f GB/s vs the narrowest hop's goodput bound %.3f GB/s (MPS %u data TLPs, no DLLP, no SKP)", GBps,
-              steady, bound, sc.mps);
-    /* The band: link-limited goodput (data TLPs + SKP), unless the reads' window
-     * (tags x MRRS over the request round trip) or the completion credits limit it first. */
-    double pred = ref_data_GBps(gen, lanes, sc.mps, hdr, true), lo = 0.97, hi = 1.003;
+    /* the shared hops: each switch uplink carries its GPUs' copies, so the
+     * aggregate is bounded by one link's goodput per switch in use */
+    unsigned per = server_topo ? 8 / nsw : 1, used = p2p ? 1 : (gpus + per - 1) / per;
+    bool each_ok = true;
+    for (unsigned i = 0; i < gpus && sc.dir == SERVER_H2D; i++) {
+        const server_copy_stats *g = &big.gpu_st[i];
+        double ns = (double)(g->done_ps - big.start_ps) / 1000.0;
+        if (ns > 0 && (double)g->bytes_received / ns > bound) each_ok = false;
+    }
+    sim_check(rep, "not_above_narrowest_hop", GBps <= used * bound && steady <= used * bound && each_ok,
+              "copy %.3f GB/s, steady %.3f GB/s vs %u shared hop(s) x %.3f GB/s goodput bound (MPS %u data TLPs, no DLLP, no SKP)%s", GBps,
+              steady, used, bound, sc.mps, each_ok ? "" : "; a GPU alone above one link");
+    /* The band: link-limited goodput (data TLPs + SKP) on each shared hop, unless
+     * the reads' window (tags x MRRS over the request round trip) or the
+     * completion credits limit each copy first. */
+    unsigned hops = path_hops(t, pl.src[0], pl.dst[0]);
+    double link = ref_data_GBps(gen, lanes, sc.mps, hdr, true), pred = link, lo = 0.97, hi = 1.003;
     const char *regime = "link-limited";
-    if (sc.dir == SERVER_H2D) {
-        double raw = ref_raw_GBps(gen, lanes), wire_ns = t->links[0].latency_ns;
-        double rtt_ns = 24.0 / raw + 2 * wire_ns + 2 * sc.rx_ns + 2 * sc.rc_ns + sc.dram_ns + sc.mrrs / sc.dram_GBps +
-                        sc.mrrs / ref_data_GBps(gen, lanes, sc.mps, hdr, false);
+    double wire_ns = t->links[0].latency_ns, sw_ns = (hops - 1) * sc.switch_ns;
+    if (reads) {
+        double raw = ref_raw_GBps(gen, lanes);
+        double mem_ns = p2p ? sc.hbm_ns + sc.mrrs / sc.hbm_GBps : 2 * sc.rc_ns + sc.dram_ns + sc.mrrs / sc.dram_GBps;
+        double rtt_ns = 24.0 / raw + hops * (2 * wire_ns + 2 * sc.rx_ns) + 2 * sw_ns + mem_ns + sc.mrrs / ref_data_GBps(gen, lanes, sc.mps, hdr, false);
         double win_GBps = (double)sc.tags * sc.mrrs / rtt_ns;
         if (win_GBps < pred) pred = win_GBps, lo = 0.85, hi = 1.15, regime = "tag-limited: tags x MRRS / request round trip";
         /* the GPU's completion credits: a window of CplDs per credit loop (docs/models/pcie.md,
@@ -247,25 +398,34 @@ static void h2d_run(sim_test_ctx *c)
             if (cpl_GBps < pred) pred = cpl_GBps, lo = 0.9, hi = 1.1, regime = "completion-credit-limited: window / credit loop";
         }
     }
+    /* per shared hop: its copies' windows together, at most the link */
+    double agg_pred = 0;
+    for (unsigned s = 0; s < used; s++) {
+        unsigned k = gpus - s * per < per ? gpus - s * per : per;
+        agg_pred += fmin(p2p ? pred : k * pred, link);
+    }
+    if (agg_pred < used * pred) lo = fmin(lo, 0.95);   /* copies sharing a hop: their TLPs interleave in the switch */
     bool big_enough = sc.bytes >= 64u * sc.mps;
     if (big_enough)
-        sim_check(rep, "goodput_in_predicted_band", steady >= lo * pred && steady <= hi * pred,
-                  "steady %.3f GB/s vs %.3f GB/s predicted (%s; band %.3f..%.3f)", steady, pred, regime, lo, hi);
+        sim_check(rep, "goodput_in_predicted_band", steady >= lo * agg_pred && steady <= hi * agg_pred,
+                  "steady %.3f GB/s vs %.3f GB/s predicted (%s, %u shared hop(s); band %.3f..%.3f)", steady, agg_pred, regime, used, lo, hi);
     if (big_enough && !strcmp(regime, "link-limited"))
-        sim_check(rep, "bottleneck_is_data_hop", worst == data_dir, "bottleneck %s (util %.3f, stall %.0f ns); the data travels %s",
-                  big.hop[worst], big.util[worst], big.stall_ns[worst], big.hop[data_dir]);
-    /* h2d: request up and data down (two wires, the root complex both ways), DRAM, then HBM;
-     * d2h: HBM, then the data up (one wire, the root complex once), DRAM */
-    double wire_ns = t->links[0].latency_ns;
-    double min_lat_us = (sc.dir == SERVER_H2D ? 2 * wire_ns + 2 * sc.rc_ns : wire_ns + sc.rc_ns) + sc.dram_ns + sc.hbm_ns;
+        sim_check(rep, "bottleneck_is_data_hop", big.hops[worst].data, "bottleneck %s (util %.3f, stall %.0f ns) %s the data's path",
+                  big.hops[worst].name, big.hops[worst].util, big.hops[worst].stall_ns, big.hops[worst].data ? "is on" : "is not on");
+    /* reads: request there and data back (two wires a hop, the switches both ways), the memory at
+     * the far end, then HBM; writes: HBM, then the data once over each hop, then the far memory */
+    double far_ns = p2p ? sc.hbm_ns : (reads ? 2 * sc.rc_ns : sc.rc_ns) + sc.dram_ns;
+    double min_lat_us = (reads ? 2 * (hops * wire_ns + sw_ns) : hops * wire_ns + sw_ns) + far_ns + sc.hbm_ns;
     min_lat_us /= 1000.0;
     sim_check(rep, "latency_above_its_parts", latency_us >= min_lat_us && latency_us < 100 * min_lat_us + 10,
-              "%" PRIu64 "-byte copy %.3f us vs the sum of wire, root complex and memory latencies %.3f us", lat_bytes, latency_us, min_lat_us);
+              "%" PRIu64 "-byte copy %.3f us vs the sum of wire, switch, root complex and memory latencies %.3f us", lat_bytes, latency_us,
+              min_lat_us);
     if (!c->quiet)
-        fprintf(stderr, "h2d_copy: %s %" PRIu64 " B Gen%u x%u: %.2f GB/s (steady %.2f), bottleneck %s\n", sc.dir == SERVER_H2D ? "h2d" : "d2h",
-                sc.bytes, gen, lanes, GBps, steady, big.hop[worst]);
+        fprintf(stderr, "h2d_copy: %s %" PRIu64 " B x %u Gen%u x%u: %.2f GB/s (steady %.2f), bottleneck %s\n",
+                p2p ? (p2p_rd ? "d2d_p2p read" : "d2d_p2p write") : sc.dir == SERVER_H2D ? "h2d" : "d2h", sc.bytes, gpus, gen, lanes, GBps,
+                steady, big.hops[worst].name);
     topo_free(t);
 }
 
-SIM_TEST(h2d_copy, "host<->GPU copy over PCIe (bandwidthTest-style): MRd/MWr copy engine, host DRAM, per-hop utilisation and stalls",
+SIM_TEST(h2d_copy, "host<->GPU and GPU<->GPU copies over PCIe (bandwidthTest-style): MRd/MWr copy engines, switches, host DRAM, per-hop utilisation and stalls",
          h2d_params, "bytes=262144", h2d_run)

@@ -65,6 +65,7 @@ typedef struct pcie_tlp {
     uint32_t byte_count;          /* CplD: bytes still to come for its request, this one included */
     uint32_t xfer;                /* DMA transfer number */
     uint16_t tag;
+    uint16_t req_id;              /* requester ID (bus << 8 | device << 3 | function): completions route back by it */
     uint16_t data_credits;        /* filled by pcie_port_submit: pcie_tlp_data_credits */
     uint8_t type;                 /* enum pcie_tlp_type */
     uint8_t hdr_bytes;            /* 12 (3DW) or 16 (4DW) */

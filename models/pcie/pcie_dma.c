@@ -18,6 +18,7 @@ void pcie_port_submit_completions(pcie_port *p, const pcie_tlp *mrd, unsigned mp
         c.len = len;
         c.byte_count = remaining;
         c.tag = mrd->tag;
+        c.req_id = mrd->req_id;
         c.hdr_bytes = 12;
         c.ecrc = ecrc;
         c.xfer = mrd->xfer;

@@ -73,6 +73,12 @@ void pcie_port_give_back_in_flight(sim_link *l);
 
 /* The TL hands a TLP to the port (it fills fc_class, data_credits, serial). */
 void pcie_port_submit(pcie_port *p, pcie_tlp *t);
+/* hold: a delivered TLP keeps its receive-buffer credits until the component
+ * gives them back (pcie_port_release_held): a switch frees its ingress buffer
+ * only once the egress port took the TLP. Off by default. */
+void pcie_port_hold_credits(pcie_port *p, bool hold);
+/* Gives back the credits of one delivered TLP of class cls held under pcie_port_hold_credits. */
+void pcie_port_release_held(pcie_port *p, unsigned cls, uint32_t data_credits);
 /* TLPs of class cls waiting in its transmit queue. */
 size_t pcie_port_queued(const pcie_port *p, unsigned cls);
 /* TLPs (flits) in the replay buffer: sent, not yet acknowledged. */

@@ -148,6 +148,7 @@ struct pcie_port {
     size_t rxb_timely;            /* entries that need their own drain event */
     uint64_t rxb_pend_hdr, rxb_pend_data; /* credits the buffered TLPs will release */
     bool rx_lazy;                 /* posted TLPs may leave the buffer at the next observer (exact, see rx_arm) */
+    bool hold_credits;            /* delivered TLPs keep their credits until pcie_port_release_held */
     bool settling, departing;
     /* deferred arrivals (rx_defer_horizon): posted credits of TLPs on the wire towards this port */
     bool defer_arrivals;

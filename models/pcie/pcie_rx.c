@@ -64,8 +64,10 @@ HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
         p->rx_reorder++;
         p->rx_expect[cls] = t->serial + 1;
     }
-    pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
-    pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], t->data_credits);
+    if (!p->hold_credits) {
+        pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
+        pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], t->data_credits);
+    }
     sim_time_ps now = rx_now_of(p);
     uint32_t pay = pcie_tlp_payload(t);
     pcie_dir_stats *s = &p->st_rx;
@@ -78,6 +80,16 @@ HOT_INLINE void rx_deliver(pcie_port *p, const pcie_tlp *t)
         s->last_delivery_ps = now;
     }
     p->app.deliver(p->app.ctx, p, t);
+    if (!p->hold_credits) fc_released(p, cls);
+}
+
+void pcie_port_hold_credits(pcie_port *p, bool hold) { p->hold_credits = hold; }
+
+void pcie_port_release_held(pcie_port *p, unsigned cls, uint32_t data_credits)
+{
+    if (!p->hold_credits) sim_fatal("pcie %s: credits released that were never held", p->name);
+    pcie_fc_rx_release(&p->fcr[pcie_fc_hdr_type(cls)], 1);
+    pcie_fc_rx_release(&p->fcr[pcie_fc_data_type(cls)], data_credits);
     fc_released(p, cls);
 }
 

@@ -1,16 +1,16 @@
-/* Kind "gpu": a PCIe endpoint with HBM and one copy engine. h2d: the engine
- * reads host memory with MRd of up to MRRS bytes (never crossing an MRRS
- * boundary), one tag each, as long as a tag is free; the CplDs go to HBM.
- * d2h: the engine reads HBM and writes host memory with MWr of up to MPS.
- * The read bandwidth is whatever tags, MRRS, RCB and completion credits
- * let through the port; nothing here paces it. */
+/* Kind "gpu": a PCIe endpoint with HBM, its BAR and one copy engine. Reads
+ * (h2d from host memory, p2p_rd from a peer's BAR): MRd of up to MRRS bytes
+ * (never crossing an MRRS boundary), one tag each, as long as a tag is free;
+ * the CplDs go to HBM. Writes (d2h to host memory, p2p_wr to a peer's BAR):
+ * the engine reads HBM and sends MWr of up to MPS. The read bandwidth is
+ * whatever tags, MRRS, RCB and completion credits let through the ports on
+ * the way; nothing here paces it. As a completer, an MRd for its BAR is
+ * answered from HBM with CplDs, and an MWr is sunk into HBM. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "models/server/server_impl.h"
-
-#define HOST_BUF_ADDR 0x100000000ull     /* the pinned host buffer (64-bit: 4DW headers) */
 
 typedef struct tag_ent { bool busy; uint32_t remaining; uint64_t next_addr; } tag_ent;
 
@@ -22,6 +22,12 @@ struct server_gpu {
     unsigned gen, lanes;
     pcie_port *port;
     char name[16];
+    bool copies, reads;              /* runs the copy; by reads (MRd) or writes (MWr) */
+    uint64_t base;                   /* the copy's other end: source (reads) or destination (writes) */
+    uint16_t rid;
+    uint64_t unsupported;            /* requests arriving for another device's address */
+    server_rdq rdq;                  /* completer: reads waiting for HBM */
+    server_wr_order wr;              /* sink: each writer's MWr in order */
     uint64_t off;                    /* next byte of the copy to request (h2d) or write (d2h) */
     tag_ent *tags;
     uint16_t *free_tags; unsigned n_free_tags;
@@ -30,7 +36,7 @@ struct server_gpu {
     sim_time_ps launch_ps;
     sim_event wake_ev;               /* d2h: HBM data of the next MWr is ready */
     sim_process wake_proc;
-    server_copy_stats st;            /* h2d */
+    server_copy_stats st;            /* what it received: CplDs of its reads, or MWr into its BAR */
     sim_trace *tr;
     sim_trace_var tv_tags, tv_bytes;
 };
@@ -39,7 +45,7 @@ struct server_gpu {
 static void trace_engine(server_gpu *g)
 {
     sim_trace_u64(g->tr, g->tv_tags, g->cfg->tags - g->n_free_tags);
-    sim_trace_u64(g->tr, g->tv_bytes, g->cfg->dir == SERVER_H2D ? g->st.bytes_received : g->off);
+    sim_trace_u64(g->tr, g->tv_bytes, g->reads || !g->copies ? g->st.bytes_received : g->off);
 }
 
 static uint8_t hdr_bytes(uint64_t addr) { return addr >= (1ull << 32) ? 16 : 12; }
@@ -50,9 +56,9 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
     const server_cfg *c = g->cfg;
     if (!g->launched) return;
     sim_time_ps now = pcie_port_tl_now(p);
-    if (c->dir == SERVER_H2D && (cls == PCIE_FC_NP || cls == PCIE_FC_CLASSES)) {
+    if (g->reads && (cls == PCIE_FC_NP || cls == PCIE_FC_CLASSES)) {
         while (g->off < c->bytes && g->n_free_tags && pcie_port_queued(p, PCIE_FC_NP) < SERVER_TL_QUEUE_DEPTH) {
-            uint64_t addr = HOST_BUF_ADDR + g->off;
+            uint64_t addr = g->base + g->off;
             uint64_t len = c->mrrs - (addr & (c->mrrs - 1));
             if (len > c->bytes - g->off) len = c->bytes - g->off;
             uint16_t tag = g->free_tags[--g->n_free_tags];
@@ -62,6 +68,7 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
             t.addr = addr;
             t.len = (uint32_t)len;
             t.tag = tag;
+            t.req_id = g->rid;
             t.hdr_bytes = hdr_bytes(addr);
             t.xfer_start_ps = 0;
             g->off += len;
@@ -69,9 +76,9 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
         }
         trace_engine(g);
     }
-    if (c->dir == SERVER_D2H && (cls == PCIE_FC_P || cls == PCIE_FC_CLASSES)) {
+    if (!g->reads && (cls == PCIE_FC_P || cls == PCIE_FC_CLASSES)) {
         while (g->off < c->bytes && pcie_port_queued(p, PCIE_FC_P) < SERVER_TL_QUEUE_DEPTH) {
-            uint64_t addr = HOST_BUF_ADDR + g->off;
+            uint64_t addr = g->base + g->off;
             uint64_t len = c->mps - (addr & (c->mps - 1));
             if (len > c->bytes - g->off) len = c->bytes - g->off;
             /* its data comes out of HBM first: latency once, then the HBM's rate */
@@ -85,6 +92,7 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
             t.type = PCIE_TLP_MWR;
             t.addr = addr;
             t.len = (uint32_t)len;
+            t.req_id = g->rid;
             t.hdr_bytes = hdr_bytes(addr);
             g->off += len;
             t.last = g->off == c->bytes;
@@ -110,10 +118,37 @@ static void wake_run(void *ctx)
     refill(g, g->port, PCIE_FC_CLASSES);
 }
 
+/* Completer and sink for its BAR: HBM latency once per access, then its rate. */
+static void serve(server_gpu *g, pcie_port *p, const pcie_tlp *t, sim_time_ps now)
+{
+    if (server_bar_node(t->addr) != (int64_t)g->node) {
+        g->unsupported++;
+        return;
+    }
+    sim_time_ps in_hbm = server_mem_access(&g->hbm_free_ps, now, t->len, g->cfg->hbm_GBps) + server_ns_ps(g->cfg->hbm_ns);
+    if (t->type == PCIE_TLP_MRD) {
+        server_rdq_push(&g->rdq, t, p, in_hbm);
+        return;
+    }
+    if (!server_wr_in_order(&g->wr, t)) g->st.addr_errors++;
+    if (!g->st.tlps_received++) g->st.first_data_ps = now, g->st.first_data_bytes = t->len;
+    g->st.last_data_ps = now;
+    g->st.bytes_received += t->len;
+    if (t->last) {
+        if (in_hbm > g->st.done_ps) g->st.done_ps = in_hbm;
+        g->st.streams_done++;
+    }
+    trace_engine(g);
+}
+
 static void deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
 {
     server_gpu *g = ctx;
     sim_time_ps now = pcie_port_rx_now(p);
+    if (t->type == PCIE_TLP_MRD || t->type == PCIE_TLP_MWR) {
+        serve(g, p, t, now);
+        return;
+    }
     if (t->type != PCIE_TLP_CPLD) sim_fatal("%s: unexpected TLP type %u", g->name, t->type);
     tag_ent *te = t->tag < g->cfg->tags ? &g->tags[t->tag] : NULL;
     /* a completion answers a request of ours still open, in address order, byte count counting down */
@@ -128,7 +163,7 @@ static void deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
     g->st.bytes_received += t->len;
     sim_time_ps start = now > g->hbm_free_ps ? now : g->hbm_free_ps;
     g->hbm_free_ps = start + server_bytes_ps(t->len, g->cfg->hbm_GBps);
-    if (g->st.bytes_received == g->cfg->bytes) g->st.done_ps = g->hbm_free_ps + server_ns_ps(g->cfg->hbm_ns);
+    if (g->st.bytes_received == g->cfg->bytes) g->st.streams_done = 1, g->st.done_ps = g->hbm_free_ps + server_ns_ps(g->cfg->hbm_ns);
     if (te->remaining == 0) {
         if (!t->last) g->st.addr_errors++;
         te->busy = false;
@@ -151,9 +186,22 @@ static void *gpu_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         snprintf(why, why_n, "%u links: the gpu kind has one PCIe port (NVLink ports come with the collectives issue)", connected);
         return NULL;
     }
+    if (server_node_index_ok(node, why, why_n)) return NULL;
+    bool copies = c->bytes > 0 && !c->copiers;
+    for (const char *const *n = c->copiers; c->bytes && n && *n; n++) copies = copies || !strcmp(*n, t->nodes[node].name);
+    bool p2p = c->dir == SERVER_P2P_RD || c->dir == SERVER_P2P_WR;
+    int peer = p2p ? topo_node_find(t, c->peer) : -1;
+    if (copies && p2p && (peer < 0 || strcmp(t->nodes[peer].kind->name, "gpu") || (uint32_t)peer == node)) {
+        snprintf(why, why_n, "peer %s: allowed: another node of kind gpu", c->peer);
+        return NULL;
+    }
     server_gpu *g = calloc(1, sizeof *g);
     if (!g) sim_fatal("out of memory");
     if (server_node_links(t, node, &g->gen, &g->lanes, why, why_n)) { free(g); return NULL; }
+    g->copies = copies;
+    g->reads = c->dir == SERVER_H2D || c->dir == SERVER_P2P_RD;
+    g->base = p2p ? server_bar((uint32_t)peer) : server_host_buf(node);
+    g->rid = server_rid(node);
     g->f = f;
     g->k = sim_fabric_kernel(f);
     g->node = node;
@@ -166,6 +214,7 @@ static void *gpu_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     sim_method_init(&g->wake_proc, g->k, "gpu_copy_engine", wake_run, g);
     sim_sensitive(&g->wake_proc, &g->wake_ev);
     sim_dont_initialize(&g->wake_proc);
+    server_rdq_init(&g->rdq, g->k, "gpu_hbm_read", c->mps, c->rcb, NULL, NULL);
     return g;
 }
 
@@ -191,7 +240,7 @@ static void gpu_connect(void *comp, const sim_fabric_port *fp)
 static void gpu_start(void *comp)
 {
     server_gpu *g = comp;
-    if (g->cfg->bytes) sim_event_notify_at(&g->wake_ev, LAUNCH_POLL_PS);
+    if (g->copies) sim_event_notify_at(&g->wake_ev, LAUNCH_POLL_PS);
 }
 
 static int gpu_check(const void *comp, bool drained_, char *why, size_t why_n)
@@ -203,6 +252,11 @@ static int gpu_check(const void *comp, bool drained_, char *why, size_t why_n)
         snprintf(why, why_n, "%llu completions not matching an open request (tag, address, byte count)", (unsigned long long)g->st.addr_errors);
         return -1;
     }
+    if (g->unsupported) {
+        snprintf(why, why_n, "%llu requests for an address outside its BAR", (unsigned long long)g->unsupported);
+        return -1;
+    }
+    if (drained_ && g->rdq.len) { snprintf(why, why_n, "%zu reads of its HBM never completed", g->rdq.len); return -1; }
     if (drained_ && g->n_free_tags != g->cfg->tags) { snprintf(why, why_n, "%u tags never completed", g->cfg->tags - g->n_free_tags); return -1; }
     return 0;
 }
@@ -213,11 +267,13 @@ static void gpu_free(void *comp)
     pcie_port_free(g->port);
     free(g->tags);
     free(g->free_tags);
+    server_rdq_free(&g->rdq);
     free(g);
 }
 
 sim_time_ps server_gpu_launch_ps(const server_gpu *g) { return g->launch_ps; }
-bool server_gpu_copy_done(const server_gpu *g) { return g->off == g->cfg->bytes && g->n_free_tags == g->cfg->tags; }
+bool server_gpu_copies(const server_gpu *g) { return g->copies; }
+bool server_gpu_copy_done(const server_gpu *g) { return !g->copies || (g->off == g->cfg->bytes && g->n_free_tags == g->cfg->tags); }
 void server_gpu_stats(const server_gpu *g, server_copy_stats *s) { *s = g->st; }
 pcie_port *server_gpu_port(const server_gpu *g) { return g->port; }
 

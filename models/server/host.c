@@ -1,23 +1,23 @@
-/* Kind "host": a root complex with one root port per fabric port, DRAM
- * (bandwidth + latency, shared by every port), a completer for MRd (CplD
- * split at RCB/MPS with the request's tag, after the root complex and DRAM
- * time) and a sink for MWr (contiguous, in posted order, into DRAM). */
+/* Kinds "host" and "server_host": a root complex with one root port per
+ * fabric port, DRAM (bandwidth + latency, shared by every port), a
+ * completer for MRd (CplD split at RCB/MPS with the request's tag and
+ * requester ID, after the root complex and DRAM time, out of the port the
+ * request came in on) and a sink for MWr (each requester's writes
+ * contiguous, in posted order, into DRAM). Host memory is every address
+ * below SERVER_BAR_BASE; a request for a device's BAR arriving here would
+ * need peer-to-peer between root ports, which is not modelled: it is
+ * counted as an Unsupported Request and fails the check. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "models/server/server_impl.h"
-#include "sim/ring.h"
-
-typedef struct pend_rd { pcie_tlp mrd; unsigned port; sim_time_ps ready_ps; } pend_rd;
 
 typedef struct host_rp {
     struct server_host *h;
     unsigned index;
     pcie_port *port;
     char name[16];
-    uint64_t wr_expect_addr;
-    bool wr_started;
 } host_rp;
 
 struct server_host {
@@ -28,42 +28,27 @@ struct server_host {
     unsigned gen, lanes, nports;
     host_rp *rp;                     /* by fabric port */
     sim_time_ps dram_free_ps;        /* DRAM busy until (reads and writes share it) */
-    pend_rd *pend; size_t pend_head, pend_len, pend_cap;
-    sim_event cpl_ev;
-    sim_process cpl_proc;
+    server_rdq rdq;
+    server_wr_order wr;
+    uint64_t unsupported;            /* requests for addresses that are not host memory */
     server_copy_stats st;
     sim_trace *tr;
     sim_trace_var tv_pending, tv_dram;
 };
 
 /* waves: reads waiting for DRAM, DRAM bytes moved */
-static void trace_dram(server_host *h)
+static void trace_dram(void *ctx)
 {
-    sim_trace_u64(h->tr, h->tv_pending, h->pend_len);
+    server_host *h = ctx;
+    sim_trace_u64(h->tr, h->tv_pending, h->rdq.len);
     sim_trace_u64(h->tr, h->tv_dram, h->st.dram_bytes);
 }
 
 /* DRAM serves bytes after the ones before it: returns when the access is done. */
 static sim_time_ps dram_access(server_host *h, sim_time_ps at, uint64_t bytes)
 {
-    sim_time_ps start = at > h->dram_free_ps ? at : h->dram_free_ps;
-    h->dram_free_ps = start + server_bytes_ps(bytes, h->cfg->dram_GBps);
     h->st.dram_bytes += bytes;
-    return h->dram_free_ps + server_ns_ps(h->cfg->dram_ns);
-}
-
-static void cpl_run(void *ctx)
-{
-    server_host *h = ctx;
-    sim_time_ps now = sim_now(h->k);
-    while (h->pend_len && h->pend[h->pend_head].ready_ps <= now) {
-        pend_rd *e = &h->pend[h->pend_head];
-        pcie_port_submit_completions(h->rp[e->port].port, &e->mrd, h->cfg->mps, h->cfg->rcb, false, false);
-        h->pend_head = (h->pend_head + 1) % h->pend_cap;
-        h->pend_len--;
-    }
-    trace_dram(h);
-    if (h->pend_len) sim_event_notify_at(&h->cpl_ev, h->pend[h->pend_head].ready_ps - now);
+    return server_mem_access(&h->dram_free_ps, at, bytes, h->cfg->dram_GBps) + server_ns_ps(h->cfg->dram_ns);
 }
 
 static void rp_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
@@ -71,33 +56,28 @@ static void rp_deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
     host_rp *rp = ctx;
     server_host *h = rp->h;
     sim_time_ps now = pcie_port_rx_now(p);
+    if (t->type != PCIE_TLP_MWR && t->type != PCIE_TLP_MRD)
+        sim_fatal("%s.%s: unexpected TLP type %u", sim_fabric_topo(h->f)->nodes[h->node].name, rp->name, t->type);
+    if (server_bar_node(t->addr) >= 0) {   /* not host memory: Unsupported Request */
+        h->unsupported++;
+        return;
+    }
     if (t->type == PCIE_TLP_MWR) {
-        /* posted writes of one DMA stream arrive in order, contiguous */
-        if (rp->wr_started && t->addr != rp->wr_expect_addr) h->st.addr_errors++;
-        rp->wr_started = true;
-        rp->wr_expect_addr = t->addr + t->len;
+        if (!server_wr_in_order(&h->wr, t)) h->st.addr_errors++;
         if (!h->st.tlps_received++) h->st.first_data_ps = now, h->st.first_data_bytes = t->len;
         h->st.last_data_ps = now;
         h->st.bytes_received += t->len;
         sim_time_ps in_dram = dram_access(h, now + server_ns_ps(h->cfg->rc_ns), t->len);
-        if (t->last) h->st.done_ps = in_dram;
+        if (t->last) {
+            if (in_dram > h->st.done_ps) h->st.done_ps = in_dram;
+            h->st.streams_done++;
+        }
         trace_dram(h);
         return;
     }
-    if (t->type != PCIE_TLP_MRD) sim_fatal("%s.%s: unexpected TLP type %u", sim_fabric_topo(h->f)->nodes[h->node].name, rp->name, t->type);
-    /* a read: root complex, then DRAM; the reads of all ports queue for the one DRAM in arrival order,
-     * so ready times are non-decreasing and the queue stays a FIFO */
+    /* a read: root complex, then DRAM; the reads of all ports queue for the one DRAM in arrival order */
     sim_time_ps ready = dram_access(h, now + server_ns_ps(h->cfg->rc_ns), t->len) + server_ns_ps(h->cfg->rc_ns);
-    if (h->pend_len == h->pend_cap) {
-        h->pend = sim_ring_grow(h->pend, sizeof *h->pend, h->pend_head, h->pend_len, &h->pend_cap, 64);
-        h->pend_head = 0;
-    }
-    pend_rd *e = &h->pend[(h->pend_head + h->pend_len) % h->pend_cap];
-    e->mrd = *t;
-    e->port = rp->index;
-    e->ready_ps = ready;
-    sim_time_ps sn = sim_now(h->k);
-    if (h->pend_len++ == 0) sim_event_notify_at(&h->cpl_ev, ready > sn ? ready - sn : 0);
+    server_rdq_push(&h->rdq, t, p, ready);
     trace_dram(h);
 }
 
@@ -107,7 +87,7 @@ static void rp_drained(void *ctx, pcie_port *p) { (void)ctx, (void)p; }
 static void *host_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
 {
     const server_cfg *c = server_cfg_of(f, "host", why, why_n);
-    if (!c) return NULL;
+    if (!c || server_node_index_ok(node, why, why_n)) return NULL;
     server_host *h = calloc(1, sizeof *h);
     if (!h) sim_fatal("out of memory");
     if (server_node_links(sim_fabric_topo(f), node, &h->gen, &h->lanes, why, why_n)) { free(h); return NULL; }
@@ -118,11 +98,8 @@ static void *host_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     h->nports = sim_fabric_topo(f)->nodes[node].nports;
     h->rp = calloc(h->nports, sizeof *h->rp);
     if (!h->rp) sim_fatal("out of memory");
-    sim_event_init(&h->cpl_ev, h->k, "host_cpl");
-    sim_method_init(&h->cpl_proc, h->k, "host_dram", cpl_run, h);
-    sim_sensitive(&h->cpl_proc, &h->cpl_ev);
-    sim_dont_initialize(&h->cpl_proc);
     h->tr = sim_fabric_trace(f);
+    server_rdq_init(&h->rdq, h->k, "host_dram", c->mps, c->rcb, trace_dram, h);
     if (h->tr) {
         sim_trace_push_scope(h->tr, sim_fabric_topo(f)->nodes[node].name);
         sim_trace_push_scope(h->tr, "dram");
@@ -158,7 +135,12 @@ static int host_check(const void *comp, bool drained, char *why, size_t why_n)
         }
     }
     if (h->st.addr_errors) { snprintf(why, why_n, "%llu writes out of order or not contiguous", (unsigned long long)h->st.addr_errors); return -1; }
-    if (drained && h->pend_len) { snprintf(why, why_n, "%zu reads never completed", h->pend_len); return -1; }
+    if (h->unsupported) {
+        snprintf(why, why_n, "%llu requests for a device's BAR reached the root complex (peer-to-peer between root ports is not modelled)",
+                 (unsigned long long)h->unsupported);
+        return -1;
+    }
+    if (drained && h->rdq.len) { snprintf(why, why_n, "%zu reads never completed", h->rdq.len); return -1; }
     return 0;
 }
 
@@ -168,7 +150,7 @@ static void host_free(void *comp)
     for (unsigned q = 0; q < h->nports; q++)
         if (h->rp[q].port) pcie_port_free(h->rp[q].port);
     free(h->rp);
-    free(h->pend);
+    server_rdq_free(&h->rdq);
     free(h);
 }
 
@@ -179,4 +161,12 @@ static const sim_fabric_kind host_kind = {
     .name = "host", .build = host_build, .ingress = NULL, /* PCIe credits travel in the port's own DLLPs */
     .connect = host_connect, .start = NULL, .check = host_check, .reset_stats = NULL, .held = NULL, .free = host_free,
 };
-void server_host_register(void) { sim_fabric_kind_register(&host_kind); }
+static const sim_fabric_kind server_host_kind = {
+    .name = "server_host", .build = host_build, .ingress = NULL,
+    .connect = host_connect, .start = NULL, .check = host_check, .reset_stats = NULL, .held = NULL, .free = host_free,
+};
+void server_host_register(void)
+{
+    sim_fabric_kind_register(&host_kind);
+    sim_fabric_kind_register(&server_host_kind);
+}

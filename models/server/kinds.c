@@ -1,9 +1,10 @@
-/* server_register_kinds: the topology kinds "host" and "gpu" and their
+/* server_register_kinds: the topology kinds "host", "server_host", "pcie_switch" and "gpu" and their
  * fabric components (explicit: static libraries drop unreferenced constructors). */
 #include "models/server/server.h"
 
 void server_host_register(void);
 void server_gpu_register(void);
+void server_switch_register(void);
 
 void server_register_kinds(void)
 {
@@ -15,10 +16,20 @@ void server_register_kinds(void)
         static const topo_kind gpu = { .name = "gpu", .port_prefix = "pcie", .max_ports = 1, .default_ports = 1,
                                        .forwards = false, .params = "ports",
                                        .help = "GPU endpoint: one PCIe port, HBM, a copy engine (MRd h2d, MWr d2h)" };
+        /* forwards: the tree between the GPUs goes through it (peer-to-peer between root ports is not modelled) */
+        static const topo_kind shost = { .name = "server_host", .port_prefix = "rp", .max_ports = 64, .default_ports = 1,
+                                               .forwards = true, .params = "ports",
+                                               .help = "a server's root complex (both sockets' root ports), DRAM, completer for MRd, sink for MWr" };
+        static const topo_kind sw = { .name = "pcie_switch", .port_prefix = "p", .max_ports = 64, .default_ports = 2,
+                                      .forwards = true, .params = "ports",
+                                      .help = "PCIe switch: upstream port towards the host, downstream ports; routes by address and ID" };
         topo_kind_register(&host);
         topo_kind_register(&gpu);
+        topo_kind_register(&shost);
+        topo_kind_register(&sw);
         done = true;
     }
     server_host_register();
     server_gpu_register();
+    server_switch_register();
 }

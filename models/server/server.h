@@ -1,7 +1,10 @@
 /* Inside the server: fabric component kinds "host" (a root complex with one
- * root port per fabric port, DRAM, a completer for MRd and a sink for MWr)
- * and "gpu" (a PCIe endpoint with HBM and one copy engine issuing MRd for
- * host-to-device or MWr for device-to-host copies). Every PCIe link a
+ * root port per fabric port, DRAM, a completer for MRd and a sink for MWr;
+ * "server_host" is the same root complex as a node the topology's tree goes
+ * through), "pcie_switch" (one upstream and N downstream ports, routing by
+ * address and requester ID, peer-to-peer between downstream ports) and
+ * "gpu" (a PCIe endpoint with HBM, a completer and sink for its BAR, and one
+ * copy engine issuing MRd or MWr to host memory or a peer GPU's BAR). Every PCIe link a
  * component sits on is one pcie_port (models/pcie/pcie_port.h) on the
  * fabric port's two links: TLPs, credits, Ack/Nak and replay are the PCIe
  * model's; nothing here computes a bandwidth. The link must be a PCIe
@@ -17,7 +20,9 @@
 
 #include "sim/fabric.h"
 
-enum server_copy_dir { SERVER_H2D = 0, SERVER_D2H };
+/* What a copying GPU's engine does: read host memory (h2d), write it (d2h),
+ * read a peer GPU's HBM through its BAR or write it (peer-to-peer). */
+enum server_copy_dir { SERVER_H2D = 0, SERVER_D2H, SERVER_P2P_RD, SERVER_P2P_WR };
 
 typedef struct server_cfg {
     /* PCIe, both ends of every link (they agree on these in training) */
@@ -25,6 +30,9 @@ typedef struct server_cfg {
     unsigned fc_scale;
     double rx_ns;                     /* receive buffer: processing per TLP */
     uint32_t host_adv[6], gpu_adv[6]; /* InitFC each advertises, by enum pcie_fc_type (0 = infinite) */
+    uint32_t switch_adv[6];           /* every switch port's (finite: a switch is no endpoint) */
+    /* pcie_switch */
+    double switch_ns;                 /* port to port, counted once the whole TLP is in (store-and-forward) */
     /* host */
     double dram_GBps, dram_ns;        /* DRAM bandwidth and access latency */
     double rc_ns;                     /* root complex: request in to memory access, and back */
@@ -33,20 +41,25 @@ typedef struct server_cfg {
     unsigned tags;                    /* copy engine's outstanding reads */
     enum server_copy_dir dir;
     uint64_t bytes;                   /* the copy (0: none) */
+    const char *const *copiers;       /* the GPUs that copy (node names, NULL-terminated); NULL: every gpu */
+    const char *peer;                 /* SERVER_P2P_*: the GPU whose HBM is read or written */
 } server_cfg;
 
 /* Sources in docs/models/server.md: DDR5-4800 x 8 channels x 8 B = 307.2 GB/s;
- * H100 SXM HBM3 3.35 TB/s; latencies assumed (server.md). */
+ * H100 SXM HBM3 3.35 TB/s; switch 120 ns in the 85-150 ns of Switchtec /
+ * PEX figures (reference/pcie.md section 7); latencies assumed (server.md). */
 #define SERVER_CFG_DEFAULT                                                                                 \
     { .mps = 256, .mrrs = 512, .rcb = 64, .fc_scale = 1, .rx_ns = 1,                                       \
       .host_adv = { 127, 2047, 64, 64, 0, 0 }, .gpu_adv = { 127, 2047, 64, 64, 0, 0 },                     \
+      .switch_adv = { 127, 2047, 64, 64, 127, 2047 }, .switch_ns = 120,                                    \
       .dram_GBps = 307.2, .dram_ns = 90, .rc_ns = 150, .hbm_GBps = 3350, .hbm_ns = 400, .tags = 256,      \
-      .dir = SERVER_H2D, .bytes = 0 }
+      .dir = SERVER_H2D, .bytes = 0, .copiers = NULL, .peer = NULL }
 
 void server_register_kinds(void);
 
 typedef struct server_host server_host;
 typedef struct server_gpu server_gpu;
+typedef struct server_switch server_switch;
 typedef struct pcie_port pcie_port;
 
 /* What a copy did, seen from the side that receives its data. */
@@ -58,8 +71,11 @@ typedef struct server_copy_stats {
     sim_time_ps done_ps;              /* the last byte in memory (HBM or DRAM); 0: not yet */
     uint64_t first_data_bytes;        /* payload of the first data TLP (steady-state goodput) */
     uint64_t dram_bytes;              /* host DRAM read + written */
+    uint64_t streams_done;            /* copies whose last byte is in (the host counts one per writer) */
 } server_copy_stats;
 
+/* Does this GPU run the copy (server_cfg.copiers)? */
+bool server_gpu_copies(const server_gpu *g);
 bool server_gpu_copy_done(const server_gpu *g);
 /* When the copy engine launched the copy: the first poll that found the link up (DL_Active). */
 sim_time_ps server_gpu_launch_ps(const server_gpu *g);
@@ -68,5 +84,11 @@ void server_host_stats(const server_host *h, server_copy_stats *s); /* d2h (and 
 /* The PCIe port on fabric port `port` (NULL when unconnected). */
 pcie_port *server_host_port(const server_host *h, unsigned port);
 pcie_port *server_gpu_port(const server_gpu *g);
+/* The PCIe port on fabric port `port` of any server node (host, switch or gpu); NULL otherwise. */
+pcie_port *server_node_port(const sim_fabric *f, uint32_t node, unsigned port);
+pcie_port *server_switch_port(const server_switch *s, unsigned port);
+/* TLPs the switch turned between two downstream ports (peer-to-peer) and sent up. */
+uint64_t server_switch_p2p_tlps(const server_switch *s);
+uint64_t server_switch_up_tlps(const server_switch *s);
 
 #endif
