@@ -7,41 +7,21 @@
  * merging are counted and the simulation is not.
  *   parallel_bench SIMRUN BENCH_JSON
  * Fails (exit 1) if the sweep fails or its report cannot be read. */
+#include "bench/bench_simrun.h"
 #include "sim/report.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define SWEEP_TEST "example_pingpong"
 #define SWEEP_AXIS "requests=100..4000+100"   /* 40 points */
 #define TARGET_OVERHEAD_MS 50.0
 
-static double number(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 static int run_sweep(const char *simrun, const char *dir)
 {
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        execl(simrun, simrun, "--quiet", "--out", dir, "--sweep", SWEEP_TEST, SWEEP_AXIS, (char *)NULL);
-        fprintf(stderr, "parallel_bench: cannot run %s: %s\n", simrun, strerror(errno));
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "parallel_bench: the sweep failed (status %d)\n", status);
-        return -1;
-    }
-    return 0;
+    char *argv[] = { (char *)simrun, "--quiet", "--out", (char *)dir, "--sweep", SWEEP_TEST, SWEEP_AXIS, NULL };
+    return bench_simrun("parallel_bench", argv);
 }
 
 int main(int argc, char **argv)
@@ -59,8 +39,8 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/reports/%s.sweep.json", dir, SWEEP_TEST);
         cJSON *rep = sim_json_read_file(path);
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(rep, "sweep");
-        const double points = number(meta, "points"), overhead_ms = number(meta, "overhead_ms_per_point");
-        const double wall_s = number(meta, "wall_s"), points_wall_s = number(meta, "points_wall_s");
+        const double points = bench_number(meta, "points"), overhead_ms = bench_number(meta, "overhead_ms_per_point");
+        const double wall_s = bench_number(meta, "wall_s"), points_wall_s = bench_number(meta, "points_wall_s");
         if (!cJSON_IsObject(meta) || points <= 0 || wall_s <= 0) {
             fprintf(stderr, "parallel_bench: %s has no usable sweep object\n", path);
         } else {
