@@ -1,6 +1,7 @@
 /* The fabric builder (sim/fabric.h): components from registered kinds, two
  * sim links per topology link, routing tables and multicast groups. */
 #include "sim/fabric.h"
+#include "sim/fabric_cut.h"
 #include "sim/pdes.h"
 
 #include <cjson/cJSON.h>
@@ -43,14 +44,23 @@ struct sim_fabric {
     sim_link **links;               /* 2 per topo link: a->b, b->a (the sending half when cut) */
     sim_link **rx_links;            /* the receiving half in the receiver's part, or NULL (not cut) */
     sim_pdes *pdes;                 /* partitioned: the parts' windows; else NULL */
+    bool ranked;                    /* cfg.transport: only this rank's nodes run here */
+    sim_kernel *replica_k;          /* ranked: the other ranks' nodes, never run */
+    sim_fabric_cut_rx **cut_rx;     /* ranked: per direction received from another rank */
     char (*link_names)[2 * (TOPO_NAME_MAX + 8) + 4];
     char (*port_names)[TOPO_NAME_MAX + 8];
 };
 
 sim_kernel *sim_fabric_kernel(const sim_fabric *f) { return f->k; }
 
+bool sim_fabric_node_local(const sim_fabric *f, uint32_t node)
+{
+    return !f->ranked || f->cfg.node_part[node] == f->cfg.transport->rank;
+}
+
 sim_kernel *sim_fabric_node_kernel(const sim_fabric *f, uint32_t node)
 {
+    if (f->ranked) return sim_fabric_node_local(f, node) ? f->k : f->replica_k;
     return f->pdes ? f->cfg.part_kernels[f->cfg.node_part[node]] : f->k;
 }
 
@@ -109,16 +119,21 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
         snprintf(err, errlen, "%u links; the fabric orders at most %u", t->n_links, (SIM_ORDER_KEY_MAX - 2) / 4);
         return NULL;
     }
-    const bool parted = cfg->parts > 1;
+    const bool ranked = cfg->transport != NULL, parted = ranked || cfg->parts > 1;
+    const unsigned parts = ranked ? cfg->transport->size : cfg->parts;
     if (parted) {
-        if (!cfg->part_kernels || !cfg->node_part) {
-            snprintf(err, errlen, "a partitioned fabric needs part_kernels and node_part");
+        if ((!ranked && !cfg->part_kernels) || !cfg->node_part) {
+            snprintf(err, errlen, "a partitioned fabric needs node_part, and part_kernels or a transport");
+            return NULL;
+        }
+        if (ranked && cfg->trace) {
+            snprintf(err, errlen, "waves of a run over ranks are not written yet: use trace=0");
             return NULL;
         }
         for (uint32_t n = 0; n < t->n_nodes; n++) {
             const sim_fabric_kind *kd = sim_fabric_kind_find(t->nodes[n].kind->name);
-            if (cfg->node_part[n] >= cfg->parts) {
-                snprintf(err, errlen, "node %s in part %u of %u", t->nodes[n].name, cfg->node_part[n], cfg->parts);
+            if (cfg->node_part[n] >= parts) {
+                snprintf(err, errlen, "node %s in part %u of %u", t->nodes[n].name, cfg->node_part[n], parts);
                 return NULL;
             }
             if (kd && !kd->partitionable) {
@@ -127,15 +142,20 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
                 return NULL;
             }
         }
-        k = cfg->part_kernels[0];
+        if (!ranked) k = cfg->part_kernels[0];
     }
     sim_fabric *f = calloc(1, sizeof *f);
     f->k = k;
     f->t = t;
     f->cfg = *cfg;
+    f->ranked = ranked;
     if (parted) {
-        f->pdes = sim_pdes_new(cfg->parts, cfg->part_kernels);
+        f->pdes = ranked ? sim_pdes_new_ranked(cfg->transport, k) : sim_pdes_new(cfg->parts, cfg->part_kernels);
         f->rx_links = calloc(2 * (size_t)t->n_links + 1, sizeof *f->rx_links);
+    }
+    if (ranked) {
+        f->replica_k = sim_kernel_new();
+        f->cut_rx = calloc(2 * (size_t)t->n_links + 1, sizeof *f->cut_rx);
     }
     f->groups = sim_groups_new();
     f->kind = calloc(t->n_nodes, sizeof *f->kind);
@@ -199,6 +219,22 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
                                 .credit_latency_ps = SIM_LINK_SAME_LATENCY,
                                 .credit_types = in->credit_types };
             for (unsigned v = 0; v < in->credit_types; v++) lc.credits[v] = in->credits[v];
+            const size_t di = 2 * (size_t)i + d;
+            if (ranked && !(sim_fabric_node_local(f, from) && sim_fabric_node_local(f, to))) {
+                /* over ranks: our half of a cut (by direction index on both ranks), or nothing between two replicas */
+                if (sim_fabric_node_local(f, from)) {
+                    f->links[di] = sim_link_new(k, &lc);
+                    sim_link_set_order_key(f->links[di], 1 + 2 * (uint32_t)di);
+                    sim_pdes_cut_sending(f->pdes, f->links[di], cfg->node_part[to], (uint32_t)di, sim_fabric_cut_send_codec());
+                } else if (sim_fabric_node_local(f, to)) {
+                    f->rx_links[di] = sim_link_new(k, &lc);
+                    sim_link_set_order_key(f->rx_links[di], 1 + 2 * (uint32_t)di);
+                    f->cut_rx[di] = sim_fabric_cut_rx_new(f->link_names[di]);
+                    sim_pdes_cut_receiving(f->pdes, f->rx_links[di], cfg->node_part[from], (uint32_t)di,
+                                           sim_fabric_cut_rx_codec(f->cut_rx[di]));
+                }
+                continue;
+            }
             f->links[2 * i + d] = sim_link_new(sim_fabric_node_kernel(f, from), &lc);
             /* same-time arrivals fire in link order, whoever sent first (kernel.h) */
             sim_link_set_order_key(f->links[2 * i + d], 1 + 2 * (2 * i + d));
@@ -211,8 +247,8 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
             }
         }
     }
-    for (uint32_t n = 0; n < t->n_nodes; n++)     /* connect */
-        for (unsigned p = 0; p < t->nodes[n].nports; p++) {
+    for (uint32_t n = 0; n < t->n_nodes; n++)     /* connect (a replica is never connected) */
+        for (unsigned p = 0; sim_fabric_node_local(f, n) && p < t->nodes[n].nports; p++) {
             int li = t->nodes[n].port_link[p];
             if (li < 0) continue;
             const topo_link *tl = &t->links[li];
@@ -233,7 +269,7 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
             f->kind[n]->connect(f->comp[n], sp);
         }
     for (uint32_t n = 0; n < t->n_nodes; n++)     /* start */
-        if (f->kind[n]->start) f->kind[n]->start(f->comp[n]);
+        if (f->kind[n]->start && sim_fabric_node_local(f, n)) f->kind[n]->start(f->comp[n]);
     return f;
 }
 
@@ -243,11 +279,10 @@ static void give_back_packets(sim_fabric *f)
     sim_pkt_set h = { 0 };
     for (uint32_t n = 0; f->comp && n < f->t->n_nodes; n++)
         if (f->comp[n] && f->kind[n]->held) f->kind[n]->held(f->comp[n], sim_pkt_set_add, &h);
-    for (size_t i = 0; f->links && i < 2 * (size_t)f->t->n_links; i++)
-        if (f->links[i]) {
-            sim_link_for_each_in_flight(f->links[i], sim_pkt_set_add_msg, &h);
-            if (f->rx_links && f->rx_links[i]) sim_link_for_each_in_flight(f->rx_links[i], sim_pkt_set_add_msg, &h);
-        }
+    for (size_t i = 0; f->links && i < 2 * (size_t)f->t->n_links; i++) {
+        if (f->links[i]) sim_link_for_each_in_flight(f->links[i], sim_pkt_set_add_msg, &h);
+        if (f->rx_links && f->rx_links[i]) sim_link_for_each_in_flight(f->rx_links[i], sim_pkt_set_add_msg, &h);
+    }
     sim_pkt_set_free_all(&h);
 }
 
@@ -262,6 +297,9 @@ void sim_fabric_free(sim_fabric *f)
     for (size_t i = 0; f->rx_links && i < 2 * (size_t)f->t->n_links; i++) sim_link_free(f->rx_links[i]);
     sim_pdes_free(f->pdes);
     free(f->rx_links);
+    for (size_t i = 0; f->cut_rx && i < 2 * (size_t)f->t->n_links; i++) sim_fabric_cut_rx_free(f->cut_rx[i]);   /* packets all back */
+    free(f->cut_rx);
+    if (f->replica_k) sim_kernel_free(f->replica_k);
     if (f->routes) topo_routes_free(f->routes);
     sim_groups_free(f->groups);
     free(f->kind);
@@ -279,13 +317,14 @@ int sim_fabric_check(const sim_fabric *f, bool drained, char *why, size_t why_n)
 {
     char w[384];
     for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++)
-        if (sim_link_check(f->links[i], drained, w, sizeof w) || (rx_link(f, i) != f->links[i] && sim_link_check(rx_link(f, i), drained, w, sizeof w))) {
+        if ((f->links[i] && sim_link_check(f->links[i], drained, w, sizeof w)) ||
+            (rx_link(f, i) && rx_link(f, i) != f->links[i] && sim_link_check(rx_link(f, i), drained, w, sizeof w))) {
             snprintf(why, why_n, "link %s: %s", f->link_names[i], w);
             return -1;
         }
     for (uint32_t n = 0; n < f->t->n_nodes; n++) {
         w[0] = 0;
-        if (f->kind[n]->check && f->kind[n]->check(f->comp[n], drained, w, sizeof w)) {
+        if (f->kind[n]->check && sim_fabric_node_local(f, n) && f->kind[n]->check(f->comp[n], drained, w, sizeof w)) {
             snprintf(why, why_n, "node %s: %s", f->t->nodes[n].name, w[0] ? w : "check failed");
             return -1;
         }
@@ -296,11 +335,11 @@ int sim_fabric_check(const sim_fabric *f, bool drained, char *why, size_t why_n)
 void sim_fabric_reset_stats(sim_fabric *f)
 {
     for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
-        sim_link_reset_stats(f->links[i]);
-        if (rx_link(f, i) != f->links[i]) sim_link_reset_stats(rx_link(f, i));
+        if (f->links[i]) sim_link_reset_stats(f->links[i]);
+        if (rx_link(f, i) && rx_link(f, i) != f->links[i]) sim_link_reset_stats(rx_link(f, i));
     }
     for (uint32_t n = 0; n < f->t->n_nodes; n++)
-        if (f->kind[n]->reset_stats) f->kind[n]->reset_stats(f->comp[n]);
+        if (f->kind[n]->reset_stats && sim_fabric_node_local(f, n)) f->kind[n]->reset_stats(f->comp[n]);
 }
 
 /* Seconds since the link's stats reset (for its GBps). */
@@ -315,6 +354,7 @@ cJSON *sim_fabric_link_util_json(const sim_fabric *f)
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
         const sim_link *l = f->links[i];
+        if (!l) continue;   /* ranked: another rank sends on it */
         const topo_link *tl = &f->t->links[i / 2];
         unsigned d = i & 1;
         char from[TOPO_NAME_MAX + 8], to[TOPO_NAME_MAX + 8];
@@ -339,6 +379,7 @@ double sim_fabric_max_link_util(const sim_fabric *f, char *buf, size_t n)
     double best = -1;
     size_t bi = 0;
     for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
+        if (!f->links[i]) continue;
         double u = sim_link_utilisation(f->links[i]);
         if (u > best) best = u, bi = i;   /* first of equals: deterministic */
     }

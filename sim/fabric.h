@@ -106,6 +106,12 @@ typedef struct sim_fabric_cfg {
     unsigned parts;
     sim_kernel *const *part_kernels;
     const uint32_t *node_part;
+    /* Ranked (over MPI: tb/mpi/pdes_mpi.h): one part per rank of the
+     * transport, node_part[n] the rank of node n; this rank runs its own nodes
+     * in `k` and builds the others' as replicas that never run (so every node
+     * has a component to report from); cut links carry packets as bytes
+     * (sim/fabric_cut.h). parts and part_kernels are then unused. */
+    const struct sim_pdes_transport *transport;
 } sim_fabric_cfg;
 
 /* NULL with err naming the node / link / field on bad input. t stays the caller's. */
@@ -120,6 +126,8 @@ void sim_fabric_free(sim_fabric *f);
 sim_kernel *sim_fabric_kernel(const sim_fabric *f);
 /* The kernel node's component lives in (a kind's build takes its kernel here). */
 sim_kernel *sim_fabric_node_kernel(const sim_fabric *f, uint32_t node);
+/* Does node run here (always, but in a ranked fabric for other ranks' nodes)? */
+bool sim_fabric_node_local(const sim_fabric *f, uint32_t node);
 /* sim_run of the whole system: the parts in windows when partitioned. */
 sim_time_ps sim_fabric_run(sim_fabric *f, sim_time_ps until_ps);
 /* Process activations of the whole system (every part). */

@@ -15,6 +15,9 @@ static void util_colour(double u, char *buf, size_t n)
     snprintf(buf, n, "#%02x%02x00", r, g);
 }
 
+/* A direction another rank sends on (a ranked fabric) is drawn idle here. */
+static double util_of(const sim_link *l) { return l ? sim_link_utilisation(l) : 0; }
+
 int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *title, char *why, size_t why_n)
 {
     const topo *t = sim_fabric_topo(f);
@@ -47,13 +50,13 @@ int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *titl
     double best = -1;
     uint32_t bi = 0;
     for (uint32_t i = 0; i < t->n_links; i++) {
-        double u0 = sim_link_utilisation(sim_fabric_link(f, i, 0)), u1 = sim_link_utilisation(sim_fabric_link(f, i, 1));
+        double u0 = util_of(sim_fabric_link(f, i, 0)), u1 = util_of(sim_fabric_link(f, i, 1));
         double u = u0 > u1 ? u0 : u1;
         if (u > best) best = u, bi = i;
     }
     for (uint32_t i = 0; i < t->n_links; i++) {
         const topo_link *tl = &t->links[i];
-        double u0 = sim_link_utilisation(sim_fabric_link(f, i, 0)), u1 = sim_link_utilisation(sim_fabric_link(f, i, 1));
+        double u0 = util_of(sim_fabric_link(f, i, 0)), u1 = util_of(sim_fabric_link(f, i, 1));
         double u = u0 > u1 ? u0 : u1;
         char col[16];
         util_colour(u, col, sizeof col);

@@ -99,8 +99,8 @@ sim_pdes *sim_pdes_new_ranked(const sim_pdes_transport *tr, sim_kernel *k)
 
 static void remote_cut_add(sim_pdes *p, sim_link *l, unsigned peer, uint32_t id, const sim_pdes_codec *c, bool sending)
 {
-    if (!p->tr.size || peer >= p->tr.size || peer == p->tr.rank || l->k != p->k[0] || !c || !c->encode || !c->decode)
-        sim_fatal("sim_pdes_cut: link %s: a ranked cut needs this rank's kernel, another rank and a codec", l->cfg.name);
+    if (!p->tr.size || peer >= p->tr.size || peer == p->tr.rank || l->k != p->k[0] || !c || !(sending ? c->encode != NULL : c->decode != NULL))
+        sim_fatal("sim_pdes_cut: link %s: a ranked cut needs this rank's kernel, another rank and a codec that encodes (sending) or decodes (receiving)", l->cfg.name);
     if (id >= p->n_rcuts) {
         size_t n = p->n_rcuts ? p->n_rcuts : 64;
         while (n <= id) n *= 2;

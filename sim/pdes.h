@@ -57,7 +57,8 @@ typedef struct sim_pdes_transport {
 
 /* A cut link's messages as bytes: encode appends the message's payload to
  * buf on the sending rank (and may give the original back: it is handed
- * over), decode makes it again on the receiving rank. */
+ * over), decode makes it again on the receiving rank. A sending cut needs
+ * encode, a receiving one decode. */
 typedef struct sim_pdes_codec {
     void (*encode)(void *ctx, const sim_link_msg *m, sim_pdes_buf *buf);
     void *(*decode)(void *ctx, const unsigned char *data, size_t len);

@@ -70,7 +70,7 @@ static double ref_data_GBps(unsigned gen, unsigned lanes, double payload, double
 #define MAX_HOPS 64
 #define SERVER_PATH_NODES 64   /* the topologies used here are small */
 
-typedef struct hop { uint32_t link; unsigned dir; bool data; double util, stall_ns; char name[96]; } hop;
+typedef struct hop { uint32_t link; unsigned dir; bool data; double util, stall_ns; char name[2 * (TOPO_NAME_MAX + 8) + 4]; } hop;
 
 typedef struct copy_run {
     server_copy_stats st;              /* the receivers' together (h2d: the GPUs; d2h: the host; p2p: the peer) */
@@ -116,8 +116,10 @@ static void add_path(copy_run *r, const topo *t, uint32_t a, uint32_t b)
                 uint32_t from = dd ? l->b : l->a, to = dd ? l->a : l->b;
                 unsigned fp = dd ? l->b_port : l->a_port, tp = dd ? l->a_port : l->b_port;
                 r->hops[i] = (hop){ .link = li, .dir = dd };
-                snprintf(r->hops[i].name, sizeof r->hops[i].name, "%s.%s%u->%s.%s%u", t->nodes[from].name, t->nodes[from].kind->port_prefix,
-                         fp, t->nodes[to].name, t->nodes[to].kind->port_prefix, tp);
+                char pa[TOPO_NAME_MAX + 8], pb[TOPO_NAME_MAX + 8];   /* the fabric's own link names */
+                topo_port_name(t, from, fp, pa, sizeof pa);
+                topo_port_name(t, to, tp, pb, sizeof pb);
+                snprintf(r->hops[i].name, sizeof r->hops[i].name, "%s->%s", pa, pb);
                 r->n_hops++;
             }
             if (!back) r->hops[i].data = true;
