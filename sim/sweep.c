@@ -87,6 +87,22 @@ static void describe_point(const sweep *s, unsigned long point, char *buf, size_
         used += (size_t)snprintf(buf + used, n - used, "%s%s=%s", j ? " " : "", s->axes.keys[j], sim_sweep_axes_value(&s->axes, point, j));
 }
 
+/* The environment of a point: ours without the MPI launcher's variables, so
+ * a point is one plain process, not a rank of the sweep's job. */
+static char **point_environ(void)
+{
+    static char **env;
+    if (env) return env;
+    size_t n = 0;
+    while (environ[n]) n++;
+    env = calloc(n + 1, sizeof *env);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "OMPI_", 5) && strncmp(environ[i], "PMIX_", 5) && strncmp(environ[i], "PMI_", 4))
+            env[m++] = environ[i];
+    return env;
+}
+
 /* Starts av with stdout and stderr into log (NULL: /dev/null). Returns the pid, or -1. */
 static pid_t spawn(char **av, const char *log)
 {
@@ -95,7 +111,7 @@ static pid_t spawn(char **av, const char *log)
     posix_spawn_file_actions_addopen(&fa, 1, log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid;
-    int rc = posix_spawn(&pid, av[0], &fa, NULL, av, environ);
+    int rc = posix_spawn(&pid, av[0], &fa, NULL, av, point_environ());
     posix_spawn_file_actions_destroy(&fa);
     if (rc) {
         fprintf(stderr, "error: sweep: cannot start %s: %s\n", av[0], strerror(rc));

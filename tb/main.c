@@ -21,8 +21,17 @@ static int launcher_ranks(void)
 
 int main(int argc, char **argv)
 {
-    if (!sim_sweep_requested(argc, argv)) return sim_runner_main(argc, argv);
     const int ranks = launcher_ranks();
+    if (!sim_sweep_requested(argc, argv)) {
+        /* every rank would run the whole test and write the same report */
+        if (ranks > 1) {
+            if (!getenv("OMPI_COMM_WORLD_RANK") || atoi(getenv("OMPI_COMM_WORLD_RANK")) == 0)
+                fprintf(stderr, "error: a single test does not run over MPI ranks yet (%d ranks: each would run it whole); "
+                                "run it in one process, or sweep it with --sweep (docs/parallel.md)\n", ranks);
+            return 2;
+        }
+        return sim_runner_main(argc, argv);
+    }
 #ifdef LINKSTACK_HAVE_MPI
     if (ranks > 0) {
         const sim_sweep_comm *comm = sim_sweep_mpi_init(&argc, &argv);

@@ -190,6 +190,18 @@ START_TEST(sweep_over_ranks_same_points)
     cJSON_Delete(three);
 }
 END_TEST
+
+/* A single test under mpirun would run once per rank: refused until tests run over ranks. */
+START_TEST(single_test_over_ranks_refused)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' 2 '%s' --quiet --out '%s' kernel_ring > '%s/mpi1.log' 2>&1", LINKSTACK_MPIRUN_SH, LINKSTACK_SIMRUN, dir, dir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    snprintf(cmd, sizeof cmd, "grep -q 'does not run over MPI ranks yet' '%s/mpi1.log'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
 #endif
 
 static Suite *suite(void)
@@ -207,6 +219,7 @@ static Suite *suite(void)
     tcase_add_test(tc, sweep_names_failing_point);
 #ifdef LINKSTACK_MPIRUN_SH
     tcase_add_test(tc, sweep_over_ranks_same_points);
+    tcase_add_test(tc, single_test_over_ranks_refused);
 #endif
     suite_add_tcase(s, tc);
     return s;
