@@ -143,7 +143,8 @@ const void *sim_fabric_kind_cfg(const sim_fabric *f, const char *kind);
 uint64_t sim_fabric_node_seed(const sim_fabric *f, uint32_t node);
 void *sim_fabric_component(const sim_fabric *f, uint32_t node);
 /* The link of topology link `link` in direction a->b (dir 0) or b->a (1): its
- * sending half when the direction is cut between parts (the wire statistics). */
+ * sending half when the direction is cut between parts (the wire statistics);
+ * NULL in a ranked fabric when another rank sends on it. */
 sim_link *sim_fabric_link(const sim_fabric *f, uint32_t link, unsigned dir);
 
 /* Every link's and every component's conservation; 0 fine, else why names the first failure. */
