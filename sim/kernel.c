@@ -387,6 +387,12 @@ static inline uint64_t timed_key_ordered(int8_t prio, uint32_t order_key, uint32
     return timed_key(prio, index) | (uint64_t)order_key << 32;
 }
 
+/* Entry `index` was just appended: the slot needs sorting if it came in below the one before. */
+static inline void note_order(time_slot *slot, uint32_t index)
+{
+    if (index && slot->v[index - 1].key > slot->v[index].key) slot->unsorted = true;
+}
+
 static time_slot *slot_new(sim_kernel *k, sim_time_ps t)
 {
     time_slot *slot;
@@ -423,7 +429,7 @@ static time_slot *slot_for(sim_kernel *k, sim_time_ps t)
 /* Appends an entry at time t: finds or makes the slot, grows it. The common
  * case (the same time as the last push, room left) is inlined in
  * sim_event_notify_at. */
-static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, sim_timed_fn fn, void *obj, uint64_t tag)
+static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, uint32_t order_key, sim_timed_fn fn, void *obj, uint64_t tag)
 {
     time_slot *slot = k->last_slot;
     if (slot->t != t || slot == &k->no_slot) {
@@ -436,18 +442,18 @@ static void timed_push(sim_kernel *k, sim_time_ps t, int8_t prio, sim_timed_fn f
     }
     uint32_t index = (uint32_t)slot->n++;
     timed_entry *e = &slot->v[index];
-    e->key = timed_key(prio, index);
+    e->key = timed_key_ordered(prio, order_key, index);
     e->fn = fn;
     e->obj = obj;
     e->tag = tag;
-    if (index && slot->v[index - 1].key > e->key) slot->unsorted = true;
+    note_order(slot, index);
     if (!fn) ((sim_event *)obj)->timed_index = index;
 }
 
 void sim_schedule_callback(sim_kernel *k, sim_time_ps delay_ps, int8_t priority, sim_timed_fn fn, void *obj, uint64_t tag)
 {
     if (!fn) sim_fatal("sim_schedule_callback: NULL callback");
-    timed_push(k, k->now + delay_ps, priority, fn, obj, tag);
+    timed_push(k, k->now + delay_ps, priority, 0, fn, obj, tag);
 }
 
 /* An event's entry in the slot for time t is live when the event is still
@@ -687,48 +693,37 @@ static void wake_entry(void *obj, uint64_t tag)
     if (!p->state) run_append(p->cold->k, p);
 }
 
-inline void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps)
+/* A wake-up of p at now + delay_ps with an order key (0: none). The common
+ * case of notify_at_in: the slot of the last push, or the head of t's
+ * calendar bucket, with room. */
+static inline void wake_at_keyed(sim_kernel *k, sim_process *p, sim_time_ps delay_ps, uint32_t order_key)
 {
-    if (!delay_ps) sim_fatal("sim_process_wake_at: zero delay (use an event's delta notification)");
     const sim_time_ps t = k->now + delay_ps;
-    /* the common case of notify_at_in: the slot of the last push, or the
-     * head of t's calendar bucket, with room */
     time_slot *slot = k->last_slot;
     if (slot->t != t) slot = k->last_slot = k->cal[(size_t)(t >> CAL_SHIFT) & (CAL_BUCKETS - 1)];
     if (__builtin_expect(slot->t == t && slot->n < slot->cap, 1)) {
         uint32_t index = (uint32_t)slot->n++;
         timed_entry *en = &slot->v[index];
-        en->key = timed_key(0, index);
+        en->key = timed_key_ordered(0, order_key, index);
         en->fn = wake_entry;
         en->obj = p;
-        if (index && slot->v[index - 1].key > en->key) slot->unsorted = true;   /* after a keyed one */
+        note_order(slot, index);
     } else {
-        timed_push(k, t, 0, wake_entry, p, 0);
+        timed_push(k, t, 0, order_key, wake_entry, p, 0);
     }
+}
+
+inline void sim_process_wake_at(sim_kernel *k, sim_process *p, sim_time_ps delay_ps)
+{
+    if (!delay_ps) sim_fatal("sim_process_wake_at: zero delay (use an event's delta notification)");
+    wake_at_keyed(k, p, delay_ps, 0);
 }
 
 inline void sim_process_wake_at_ordered(sim_kernel *k, sim_process *p, sim_time_ps delay_ps, uint32_t order_key)
 {
-    if (!order_key) {
-        sim_process_wake_at(k, p, delay_ps);
-        return;
-    }
     if (!delay_ps) sim_fatal("sim_process_wake_at_ordered: zero delay (use an event's delta notification)");
     if (order_key > SIM_ORDER_KEY_MAX) sim_fatal("sim_process_wake_at_ordered: order key %u above %u", order_key, SIM_ORDER_KEY_MAX);
-    const sim_time_ps t = k->now + delay_ps;
-    time_slot *slot = k->last_slot;   /* as sim_process_wake_at */
-    if (slot->t != t) slot = k->last_slot = k->cal[(size_t)(t >> CAL_SHIFT) & (CAL_BUCKETS - 1)];
-    if (!(slot->t == t && slot->n < slot->cap)) {
-        timed_push(k, t, 0, wake_entry, p, 0);
-        slot = k->last_slot;          /* timed_push left it at t's slot */
-        slot->n--;                    /* and the entry is made again below */
-    }
-    uint32_t index = (uint32_t)slot->n++;
-    timed_entry *en = &slot->v[index];
-    en->key = timed_key_ordered(0, order_key, index);
-    en->fn = wake_entry;
-    en->obj = p;
-    if (index && slot->v[index - 1].key > en->key) slot->unsorted = true;
+    wake_at_keyed(k, p, delay_ps, order_key);
 }
 
 /* Fires every entry of the earliest slot (queue_top's answer; the caller has
@@ -852,9 +847,9 @@ static inline void notify_at_in(sim_kernel *k, sim_event *e, sim_time_ps delay_p
         en->fn = NULL;
         en->obj = e;
         e->timed_index = index;
-        if (index && slot->v[index - 1].key > en->key) slot->unsorted = true;
+        note_order(slot, index);
     } else {
-        timed_push(k, t, e->priority, NULL, e, 0);
+        timed_push(k, t, e->priority, 0, NULL, e, 0);
     }
 }
 
