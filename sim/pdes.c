@@ -97,6 +97,14 @@ sim_pdes *sim_pdes_new_ranked(const sim_pdes_transport *tr, sim_kernel *k)
     return p;
 }
 
+/* A cut's link bounds the lookahead by its least latency, message or credit. */
+static void take_lookahead(sim_pdes *p, const sim_link *l)
+{
+    sim_time_ps la = l->latency_ps < l->credit_latency_ps ? l->latency_ps : l->credit_latency_ps;
+    if (!la) sim_fatal("sim_pdes_cut: link %s has no latency: nothing to look ahead by", l->cfg.name);
+    if (la < p->lookahead_ps) p->lookahead_ps = la;
+}
+
 static void remote_cut_add(sim_pdes *p, sim_link *l, unsigned peer, uint32_t id, const sim_pdes_codec *c, bool sending)
 {
     if (!p->tr.size || peer >= p->tr.size || peer == p->tr.rank || l->k != p->k[0] || !c || !(sending ? c->encode != NULL : c->decode != NULL))
@@ -111,9 +119,7 @@ static void remote_cut_add(sim_pdes *p, sim_link *l, unsigned peer, uint32_t id,
     if (p->rcuts[id].link) sim_fatal("sim_pdes_cut: cut id %u given twice (link %s)", id, l->cfg.name);
     if (sending) sim_link_make_sending_half(l);
     else sim_link_make_receiving_half(l);
-    sim_time_ps la = l->latency_ps < l->credit_latency_ps ? l->latency_ps : l->credit_latency_ps;
-    if (!la) sim_fatal("sim_pdes_cut: link %s has no latency: nothing to look ahead by", l->cfg.name);
-    if (la < p->lookahead_ps) p->lookahead_ps = la;
+    take_lookahead(p, l);
     p->rcuts[id] = (remote_cut){ l, peer, sending, c };
 }
 
@@ -139,9 +145,7 @@ void sim_pdes_cut(sim_pdes *p, sim_link *sending, unsigned from, sim_link *recei
                   receiving->order_key);
     sim_link_make_sending_half(sending);
     sim_link_make_receiving_half(receiving);
-    sim_time_ps la = sending->latency_ps < sending->credit_latency_ps ? sending->latency_ps : sending->credit_latency_ps;
-    if (!la) sim_fatal("sim_pdes_cut: link %s has no latency: nothing to look ahead by", sending->cfg.name);
-    if (la < p->lookahead_ps) p->lookahead_ps = la;
+    take_lookahead(p, sending);
     if (p->n_cuts == p->cap_cuts) {
         p->cap_cuts = p->cap_cuts ? 2 * p->cap_cuts : 16;
         p->cuts = realloc(p->cuts, p->cap_cuts * sizeof *p->cuts);
@@ -245,39 +249,27 @@ static void exchange_ranked(sim_pdes *p)
     }
 }
 
-static sim_time_ps run_ranked(sim_pdes *p, sim_time_ps until_ps)
+/* What the two ways of holding the parts do differently (pdes.h): the
+ * earliest pending activity, and the latest last step, of every part. */
+static sim_time_ps earliest_next(sim_pdes *p)
 {
-    sim_kernel *k = p->k[0];
-    if (!p->lookahead_agreed) {   /* every rank's cuts count */
-        p->lookahead_ps = agree_min(p, p->lookahead_ps);
-        p->lookahead_agreed = true;
-    }
-    const sim_time_ps la = p->lookahead_ps;
-    sim_time_ps start = sim_now(k);
-    for (;;) {
-        sim_time_ps end = la == SIM_TIME_MAX || until_ps - start < la ? until_ps : start + la - 1;
-        sim_run(k, end);
-        p->windows++;
-        exchange_ranked(p);
-        sim_time_ps next = agree_min(p, sim_next_time(k));
-        if (next == SIM_TIME_MAX || end == until_ps) break;
-        start = next > end ? next : end + 1;
-        if (start > until_ps) break;
-    }
-    if (until_ps != SIM_TIME_MAX) {
-        sim_run(k, until_ps);
-        return until_ps;
-    }
-    return SIM_TIME_MAX - agree_min(p, SIM_TIME_MAX - sim_last_step_ps(k));   /* the latest of any rank */
+    return p->tr.size ? agree_min(p, sim_next_time(p->k[0])) : next_activity(p);
 }
 
-sim_time_ps sim_pdes_run(sim_pdes *p, sim_time_ps until_ps)
+static sim_time_ps latest_step(sim_pdes *p)
 {
-    if (p->tr.size) {
-        double t0 = wall_now();
-        sim_time_ps t = run_ranked(p, until_ps);
-        p->wall_s += wall_now() - t0;
-        return t;
+    if (p->tr.size) return SIM_TIME_MAX - agree_min(p, SIM_TIME_MAX - sim_last_step_ps(p->k[0]));
+    sim_time_ps last = 0;
+    for (unsigned i = 0; i < p->parts; i++)
+        if (sim_last_step_ps(p->k[i]) > last) last = sim_last_step_ps(p->k[i]);
+    return last;
+}
+
+static sim_time_ps run_windows(sim_pdes *p, sim_time_ps until_ps)
+{
+    if (p->tr.size && !p->lookahead_agreed) {   /* every rank's cuts count */
+        p->lookahead_ps = agree_min(p, p->lookahead_ps);
+        p->lookahead_agreed = true;
     }
     const sim_time_ps la = p->lookahead_ps;   /* SIM_TIME_MAX with no cut: one window */
     sim_time_ps start = sim_now(p->k[0]);
@@ -288,8 +280,9 @@ sim_time_ps sim_pdes_run(sim_pdes *p, sim_time_ps until_ps)
         sim_time_ps end = la == SIM_TIME_MAX || until_ps - start < la ? until_ps : start + la - 1;
         for (unsigned i = 0; i < p->parts; i++) sim_run(p->k[i], end);
         p->windows++;
-        exchange(p);
-        sim_time_ps next = next_activity(p);
+        if (p->tr.size) exchange_ranked(p);
+        else exchange(p);
+        sim_time_ps next = earliest_next(p);
         if (next == SIM_TIME_MAX || end == until_ps) break;
         start = next > end ? next : end + 1;
         if (start > until_ps) break;
@@ -298,10 +291,15 @@ sim_time_ps sim_pdes_run(sim_pdes *p, sim_time_ps until_ps)
         for (unsigned i = 0; i < p->parts; i++) sim_run(p->k[i], until_ps);   /* nothing is left before it */
         return until_ps;
     }
-    sim_time_ps last = 0;
-    for (unsigned i = 0; i < p->parts; i++)
-        if (sim_last_step_ps(p->k[i]) > last) last = sim_last_step_ps(p->k[i]);
-    return last;
+    return latest_step(p);
+}
+
+sim_time_ps sim_pdes_run(sim_pdes *p, sim_time_ps until_ps)
+{
+    double t0 = wall_now();
+    sim_time_ps t = run_windows(p, until_ps);
+    p->wall_s += wall_now() - t0;
+    return t;
 }
 
 sim_time_ps sim_pdes_lookahead_ps(const sim_pdes *p) { return p->lookahead_ps; }
