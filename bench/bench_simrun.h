@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,14 @@ static inline int bench_simrun(const char *who, char *const argv[])
         return -1;
     }
     return 0;
+}
+
+/* The child's output folder, and its removal afterwards. */
+static inline void bench_remove_dir(const char *who, const char *dir)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "%s: could not remove %s\n", who, dir);
 }
 
 /* A number of a JSON object, or -1. */

@@ -54,8 +54,6 @@ int main(int argc, char **argv)
         }
         cJSON_Delete(rep);
     }
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "server_bench: could not remove %s\n", dir);
+    bench_remove_dir("server_bench", dir);
     return rc;
 }

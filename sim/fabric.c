@@ -108,6 +108,15 @@ static sim_fabric *fail(sim_fabric *f, char *err, size_t errlen, const char *fmt
     return NULL;
 }
 
+/* A sim link for link direction di (a whole link or either half of a cut):
+ * same-time arrivals on it fire in direction order, whoever sent first (kernel.h). */
+static sim_link *direction_link(sim_kernel *k, const sim_link_cfg *lc, size_t di)
+{
+    sim_link *l = sim_link_new(k, lc);
+    sim_link_set_order_key(l, 1 + 2 * (uint32_t)di);
+    return l;
+}
+
 sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *cfg, char *err, size_t errlen)
 {
     char why[384];
@@ -223,27 +232,21 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
             if (ranked && !(sim_fabric_node_local(f, from) && sim_fabric_node_local(f, to))) {
                 /* over ranks: our half of a cut (by direction index on both ranks), or nothing between two replicas */
                 if (sim_fabric_node_local(f, from)) {
-                    f->links[di] = sim_link_new(k, &lc);
-                    sim_link_set_order_key(f->links[di], 1 + 2 * (uint32_t)di);
+                    f->links[di] = direction_link(k, &lc, di);
                     sim_pdes_cut_sending(f->pdes, f->links[di], cfg->node_part[to], (uint32_t)di, sim_fabric_cut_send_codec());
                 } else if (sim_fabric_node_local(f, to)) {
-                    f->rx_links[di] = sim_link_new(k, &lc);
-                    sim_link_set_order_key(f->rx_links[di], 1 + 2 * (uint32_t)di);
+                    f->rx_links[di] = direction_link(k, &lc, di);
                     f->cut_rx[di] = sim_fabric_cut_rx_new(f->link_names[di]);
                     sim_pdes_cut_receiving(f->pdes, f->rx_links[di], cfg->node_part[from], (uint32_t)di,
                                            sim_fabric_cut_rx_codec(f->cut_rx[di]));
                 }
                 continue;
             }
-            f->links[2 * i + d] = sim_link_new(sim_fabric_node_kernel(f, from), &lc);
-            /* same-time arrivals fire in link order, whoever sent first (kernel.h) */
-            sim_link_set_order_key(f->links[2 * i + d], 1 + 2 * (2 * i + d));
-            if (cfg->trace) sim_link_trace(f->links[2 * i + d], cfg->trace, (sim_link_label_fn)sim_pkt_label);
+            f->links[di] = direction_link(sim_fabric_node_kernel(f, from), &lc, di);
+            if (cfg->trace) sim_link_trace(f->links[di], cfg->trace, (sim_link_label_fn)sim_pkt_label);
             if (parted && cfg->node_part[from] != cfg->node_part[to]) {   /* cut: a receiving half in the receiver's part */
-                sim_link *rx = sim_link_new(sim_fabric_node_kernel(f, to), &lc);
-                sim_link_set_order_key(rx, 1 + 2 * (2 * i + d));
-                f->rx_links[2 * i + d] = rx;
-                sim_pdes_cut(f->pdes, f->links[2 * i + d], cfg->node_part[from], rx, cfg->node_part[to]);
+                f->rx_links[di] = direction_link(sim_fabric_node_kernel(f, to), &lc, di);
+                sim_pdes_cut(f->pdes, f->links[di], cfg->node_part[from], f->rx_links[di], cfg->node_part[to]);
             }
         }
     }

@@ -1,6 +1,7 @@
 /* build/bin/simrun: runs one registered test (see sim/runner.h), or a sweep
  * of one over its parameters (sim/sweep.h), spread over MPI ranks when built
  * with Open MPI and started by mpirun. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,13 +20,19 @@ static int launcher_ranks(void)
     return 0;
 }
 
+/* Rank 0 of a launch, or no launch: the one that speaks for all. */
+static bool first_rank(void)
+{
+    return !getenv("OMPI_COMM_WORLD_RANK") || atoi(getenv("OMPI_COMM_WORLD_RANK")) == 0;
+}
+
 int main(int argc, char **argv)
 {
     const int ranks = launcher_ranks();
     if (!sim_sweep_requested(argc, argv)) {
         /* every rank would run the whole test and write the same report */
         if (ranks > 1) {
-            if (!getenv("OMPI_COMM_WORLD_RANK") || atoi(getenv("OMPI_COMM_WORLD_RANK")) == 0)
+            if (first_rank())
                 fprintf(stderr, "error: a single test does not run over MPI ranks yet (%d ranks: each would run it whole); "
                                 "run it in one process, or sweep it with --sweep (docs/parallel.md)\n", ranks);
             return 2;
@@ -39,7 +46,7 @@ int main(int argc, char **argv)
     }
 #else
     if (ranks > 1) {
-        if (!getenv("OMPI_COMM_WORLD_RANK") || atoi(getenv("OMPI_COMM_WORLD_RANK")) == 0)
+        if (first_rank())
             fprintf(stderr, "error: this simrun was built without Open MPI, so %d ranks would each run the whole sweep; "
                             "install libopenmpi-dev and rebuild, or run without mpirun (one process)\n", ranks);
         return 2;
