@@ -2,6 +2,7 @@
  * sim links per topology link, routing tables and multicast groups. */
 #include "sim/fabric.h"
 #include "sim/fabric_cut.h"
+#include "sim/fabric_impl.h"
 #include "sim/pdes.h"
 
 #include <cjson/cJSON.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_FABRIC_KINDS 32
 static const sim_fabric_kind *fabric_kinds[MAX_FABRIC_KINDS];
@@ -30,26 +32,6 @@ const sim_fabric_kind *sim_fabric_kind_find(const char *name)
     return NULL;
 }
 
-struct sim_fabric {
-    sim_kernel *k;
-    const topo *t;
-    sim_fabric_cfg cfg;
-    topo_routes *routes;
-    sim_groups *groups;
-    const sim_fabric_kind **kind;   /* per node */
-    void **comp;                    /* per node */
-    sim_fabric_ingress *ingress;    /* per (node, port): t->nodes[n].first port index below */
-    uint32_t *port_base;            /* node -> index of its port 0 in ingress / ports */
-    sim_fabric_port *ports;
-    sim_link **links;               /* 2 per topo link: a->b, b->a (the sending half when cut) */
-    sim_link **rx_links;            /* the receiving half in the receiver's part, or NULL (not cut) */
-    sim_pdes *pdes;                 /* partitioned: the parts' windows; else NULL */
-    bool ranked;                    /* cfg.transport: only this rank's nodes run here */
-    sim_kernel *replica_k;          /* ranked: the other ranks' nodes, never run */
-    sim_fabric_cut_rx **cut_rx;     /* ranked: per direction received from another rank */
-    char (*link_names)[2 * (TOPO_NAME_MAX + 8) + 4];
-    char (*port_names)[TOPO_NAME_MAX + 8];
-};
 
 sim_kernel *sim_fabric_kernel(const sim_fabric *f) { return f->k; }
 
@@ -66,7 +48,12 @@ sim_kernel *sim_fabric_node_kernel(const sim_fabric *f, uint32_t node)
 
 sim_time_ps sim_fabric_run(sim_fabric *f, sim_time_ps until_ps)
 {
-    return f->pdes ? sim_pdes_run(f->pdes, until_ps) : sim_run(f->k, until_ps);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    sim_time_ps t = f->pdes ? sim_pdes_run(f->pdes, until_ps) : sim_run(f->k, until_ps);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    f->run_wall_s += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return t;
 }
 
 struct sim_pdes *sim_fabric_pdes(const sim_fabric *f) { return f->pdes; }
@@ -313,6 +300,8 @@ void sim_fabric_free(sim_fabric *f)
     free(f->port_names);
     free(f->links);
     free(f->link_names);
+    free(f->gathered);
+    free(f->have);
     free(f);
 }
 
@@ -343,49 +332,4 @@ void sim_fabric_reset_stats(sim_fabric *f)
     }
     for (uint32_t n = 0; n < f->t->n_nodes; n++)
         if (f->kind[n]->reset_stats && sim_fabric_node_local(f, n)) f->kind[n]->reset_stats(f->comp[n]);
-}
-
-/* Seconds since the link's stats reset (for its GBps). */
-static double link_window_s(const sim_fabric *f, const sim_link *l)
-{
-    sim_time_ps now = sim_now(f->k);
-    return now > l->stats_since_ps ? (double)(now - l->stats_since_ps) * 1e-12 : 0;
-}
-
-cJSON *sim_fabric_link_util_json(const sim_fabric *f)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
-        const sim_link *l = f->links[i];
-        if (!l) continue;   /* ranked: another rank sends on it */
-        const topo_link *tl = &f->t->links[i / 2];
-        unsigned d = i & 1;
-        char from[TOPO_NAME_MAX + 8], to[TOPO_NAME_MAX + 8];
-        topo_port_name(f->t, d ? tl->b : tl->a, d ? tl->b_port : tl->a_port, from, sizeof from);
-        topo_port_name(f->t, d ? tl->a : tl->b, d ? tl->a_port : tl->b_port, to, sizeof to);
-        cJSON *o = cJSON_CreateObject();
-        double s = link_window_s(f, l);
-        cJSON_AddStringToObject(o, "link", f->link_names[i]);
-        cJSON_AddStringToObject(o, "from", from);
-        cJSON_AddStringToObject(o, "to", to);
-        cJSON_AddNumberToObject(o, "util", sim_link_utilisation(l));
-        cJSON_AddNumberToObject(o, "GBps", s > 0 ? (double)sim_link_window_bytes(l) / s * 1e-9 : 0);
-        cJSON_AddNumberToObject(o, "msgs", (double)sim_link_window_msgs(l));
-        cJSON_AddNumberToObject(o, "stall_ns", (double)sim_link_stall_ps(l) / 1000.0);
-        cJSON_AddItemToArray(a, o);
-    }
-    return a;
-}
-
-double sim_fabric_max_link_util(const sim_fabric *f, char *buf, size_t n)
-{
-    double best = -1;
-    size_t bi = 0;
-    for (size_t i = 0; i < 2 * (size_t)f->t->n_links; i++) {
-        if (!f->links[i]) continue;
-        double u = sim_link_utilisation(f->links[i]);
-        if (u > best) best = u, bi = i;   /* first of equals: deterministic */
-    }
-    if (buf && n) snprintf(buf, n, "%s", f->t->n_links ? f->link_names[bi] : "");
-    return best < 0 ? 0 : best;
 }

@@ -36,6 +36,7 @@
 
 typedef struct sim_fabric sim_fabric;
 typedef struct cJSON cJSON;
+struct sim_pdes_buf;
 
 /* One connected port of a component, as the fabric made it. */
 typedef struct sim_fabric_port {
@@ -86,6 +87,11 @@ typedef struct sim_fabric_kind {
      * takes its kernel from sim_fabric_node_kernel, and its links neither
      * defer deliveries nor have their marked messages counted. */
     bool partitionable;
+    /* A run over ranks (sim_fabric_gather): pack appends what the component
+     * measured to buf; unpack puts another rank's numbers into its replica
+     * on rank 0, whose accessors then report them. NULL: nothing to report. */
+    void (*pack_stats)(const void *comp, struct sim_pdes_buf *buf);
+    void (*unpack_stats)(void *comp, const unsigned char *data, size_t len);
 } sim_fabric_kind;
 
 void sim_fabric_kind_register(const sim_fabric_kind *k);
@@ -144,7 +150,8 @@ uint64_t sim_fabric_node_seed(const sim_fabric *f, uint32_t node);
 void *sim_fabric_component(const sim_fabric *f, uint32_t node);
 /* The link of topology link `link` in direction a->b (dir 0) or b->a (1): its
  * sending half when the direction is cut between parts (the wire statistics);
- * NULL in a ranked fabric when another rank sends on it. */
+ * NULL in a ranked fabric when another rank sends on it (its numbers:
+ * sim_fabric_dir_stats_get after sim_fabric_gather). */
 sim_link *sim_fabric_link(const sim_fabric *f, uint32_t link, unsigned dir);
 
 /* Every link's and every component's conservation; 0 fine, else why names the first failure. */
@@ -152,10 +159,37 @@ int sim_fabric_check(const sim_fabric *f, bool drained, char *why, size_t why_n)
 /* Resets link and component statistics (end of warm-up). */
 void sim_fabric_reset_stats(sim_fabric *f);
 
+/* What one link direction carried since the stats reset, as its sender measured it. */
+typedef struct sim_fabric_dir_stats {
+    double util;                 /* wire busy / time since the reset */
+    double window_s;             /* time since the reset */
+    uint64_t window_msgs, window_bytes, stall_ps;
+} sim_fabric_dir_stats;
+/* A direction's statistics: its sender's, live on this rank or gathered to
+ * rank 0 (sim_fabric_gather); false when this rank has neither. */
+bool sim_fabric_dir_stats_get(const sim_fabric *f, uint32_t link, unsigned dir, sim_fabric_dir_stats *s);
 /* Per direction of every link: {"link","from","to","util","GBps","msgs","stall_ns"}. */
 cJSON *sim_fabric_link_util_json(const sim_fabric *f);
 /* The busiest direction: its utilisation and, in buf, "a.p0->b.p3". */
 double sim_fabric_max_link_util(const sim_fabric *f, char *buf, size_t n);
+
+/* ---- a run over ranks (cfg.transport): collective, every rank calls these
+ * in the same order; in one process they are the local calls. ---- */
+/* Rank 0 takes in every rank's link-direction statistics and (kinds with
+ * pack_stats) component statistics, into its replicas: afterwards rank 0
+ * reports the whole system through the usual calls (the components'
+ * accessors, the link calls above, the picture). Call it where the numbers are
+ * read (every rank's kernel stands at the same time); again to refresh. */
+void sim_fabric_gather(sim_fabric *f);
+/* sim_fabric_check on every rank: at rank 0 the first failure in rank order
+ * ("rank r: ..."), elsewhere this rank's. */
+int sim_fabric_check_all(const sim_fabric *f, bool drained, char *why, size_t why_n);
+/* Process activations of every rank. */
+uint64_t sim_fabric_events_all(const sim_fabric *f);
+/* Per rank {"rank","events","wall_s","windows","blocked_s"}: wall_s its time
+ * in sim_fabric_run, windows and blocked_s (waiting on the others) its pdes
+ * windows (0 when not partitioned). Rank 0: every rank's; elsewhere its own. */
+cJSON *sim_fabric_ranks_json(const sim_fabric *f);
 /* A picture of the system: nodes by kind, links coloured by utilisation, the
  * busiest one marked; Graphviz dot -> SVG at path (path.dot kept beside it).
  * Returns 0, or -1 with why (dot missing: install graphviz). */

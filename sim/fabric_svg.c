@@ -16,7 +16,11 @@ static void util_colour(double u, char *buf, size_t n)
 }
 
 /* A direction another rank sends on (a ranked fabric) is drawn idle here. */
-static double util_of(const sim_link *l) { return l ? sim_link_utilisation(l) : 0; }
+static double util_of(const sim_fabric *f, uint32_t link, unsigned dir)
+{
+    sim_fabric_dir_stats s;
+    return sim_fabric_dir_stats_get(f, link, dir, &s) ? s.util : 0;
+}
 
 int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *title, char *why, size_t why_n)
 {
@@ -50,13 +54,13 @@ int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *titl
     double best = -1;
     uint32_t bi = 0;
     for (uint32_t i = 0; i < t->n_links; i++) {
-        double u0 = util_of(sim_fabric_link(f, i, 0)), u1 = util_of(sim_fabric_link(f, i, 1));
+        double u0 = util_of(f, i, 0), u1 = util_of(f, i, 1);
         double u = u0 > u1 ? u0 : u1;
         if (u > best) best = u, bi = i;
     }
     for (uint32_t i = 0; i < t->n_links; i++) {
         const topo_link *tl = &t->links[i];
-        double u0 = util_of(sim_fabric_link(f, i, 0)), u1 = util_of(sim_fabric_link(f, i, 1));
+        double u0 = util_of(f, i, 0), u1 = util_of(f, i, 1);
         double u = u0 > u1 ? u0 : u1;
         char col[16];
         util_colour(u, col, sizeof col);

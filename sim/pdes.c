@@ -64,6 +64,39 @@ void sim_pdes_buf_put(sim_pdes_buf *b, const void *data, size_t n)
     b->len += n;
 }
 
+void sim_pdes_gather(const sim_pdes_transport *tr, const void *mine, size_t n, sim_pdes_buf *all)
+{
+    sim_pdes_buf *out = calloc(tr->size, sizeof *out), *in = calloc(tr->size, sizeof *in);
+    if (!out || !in) sim_fatal("pdes: out of memory");
+    out[0] = (sim_pdes_buf){ .data = (unsigned char *)mine, .len = n };
+    tr->exchange(tr->ctx, out, in);
+    if (tr->rank == 0)
+        for (unsigned r = 0; r < tr->size; r++) all[r] = in[r];
+    free(out);
+    free(in);
+}
+
+void sim_pdes_sum_u64(const sim_pdes_transport *tr, uint64_t *v, size_t n)
+{
+    sim_pdes_buf *out = calloc(tr->size, sizeof *out), *in = calloc(tr->size, sizeof *in);
+    if (!out || !in) sim_fatal("pdes: out of memory");
+    for (unsigned r = 0; r < tr->size; r++) out[r] = (sim_pdes_buf){ .data = (unsigned char *)v, .len = n * sizeof *v };
+    tr->exchange(tr->ctx, out, in);
+    uint64_t *sum = calloc(n + 1, sizeof *sum);
+    for (unsigned r = 0; r < tr->size; r++) {
+        if (in[r].len != n * sizeof *v) sim_fatal("pdes: rank %u summed %zu bytes, this rank %zu", r, in[r].len, n * sizeof *v);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x;
+            memcpy(&x, in[r].data + i * sizeof x, sizeof x);
+            sum[i] += x;
+        }
+    }
+    memcpy(v, sum, n * sizeof *v);
+    free(sum);
+    free(out);
+    free(in);
+}
+
 sim_pdes *sim_pdes_new(unsigned parts, sim_kernel *const *kernels)
 {
     if (!parts) sim_fatal("sim_pdes_new: no parts");

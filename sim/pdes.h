@@ -55,6 +55,14 @@ typedef struct sim_pdes_transport {
     void *ctx;
 } sim_pdes_transport;
 
+/* Collectives made of exchange, for what a ranked run reports (every rank
+ * calls them in the same order). Gather: at rank 0, all[r] is rank r's
+ * `mine` (the transport's memory, valid until its next call; all has size
+ * entries); elsewhere all is untouched. Sum: v summed over ranks, in place
+ * on every rank (integers: exact in any order). */
+void sim_pdes_gather(const sim_pdes_transport *tr, const void *mine, size_t n, sim_pdes_buf *all);
+void sim_pdes_sum_u64(const sim_pdes_transport *tr, uint64_t *v, size_t n);
+
 /* A cut link's messages as bytes: encode appends the message's payload to
  * buf on the sending rank (and may give the original back: it is handed
  * over), decode makes it again on the receiving rank. A sending cut needs

@@ -15,6 +15,7 @@ struct sim_report {
     char *test;
     cJSON *metrics;   /* object */
     cJSON *checks;    /* array */
+    cJSON *sim_extra; /* object: fields added to "sim" (ranks, per_rank) */
     unsigned failures;
 };
 
@@ -25,6 +26,7 @@ sim_report *sim_report_new(const char *test_name)
     r->test = strdup(test_name);
     r->metrics = cJSON_CreateObject();
     r->checks = cJSON_CreateArray();
+    r->sim_extra = cJSON_CreateObject();
     return r;
 }
 
@@ -33,6 +35,7 @@ void sim_report_free(sim_report *r)
     if (!r) return;
     cJSON_Delete(r->metrics);
     cJSON_Delete(r->checks);
+    cJSON_Delete(r->sim_extra);
     free(r->test);
     free(r);
 }
@@ -48,6 +51,12 @@ void sim_report_metric(sim_report *r, const char *name, double value)
     /* JSON has no NaN/inf: a metric that is not a number is a bug worth seeing */
     if (!isfinite(value)) sim_fatal("metric %s is not finite (%g)", name, value);
     set_metric(r, name, cJSON_CreateNumber(value));
+}
+
+void sim_report_sim_json(sim_report *r, const char *name, cJSON *value)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(r->sim_extra, name);
+    cJSON_AddItemToObject(r->sim_extra, name, value);
 }
 
 void sim_report_metric_json(sim_report *r, const char *name, cJSON *value) { set_metric(r, name, value); }
@@ -131,6 +140,8 @@ int sim_report_write(sim_report *r, const char *path, cJSON *params, uint64_t ti
     cJSON_AddNumberToObject(sim, "time_ps", (double)time_ps);
     cJSON_AddNumberToObject(sim, "events", (double)events);
     cJSON_AddNumberToObject(sim, "wall_s", wall_s);
+    if (!cJSON_GetObjectItemCaseSensitive(r->sim_extra, "ranks")) cJSON_AddNumberToObject(sim, "ranks", 1);   /* one process */
+    for (const cJSON *e = r->sim_extra->child; e; e = e->next) cJSON_AddItemToObject(sim, e->string, cJSON_Duplicate(e, 1));
     int rc = write_json(path, root);
     cJSON_Delete(root);
     return rc;

@@ -1,6 +1,6 @@
 /* The one report writer: metrics, checks, and the JSON file every test writes:
  * {"test","params","metrics","checks":[{"name","pass","detail"}],"pass",
- *  "sim":{"time_ps","events","wall_s"}}. */
+ *  "sim":{"time_ps","events","wall_s","ranks",...}}. */
 #ifndef SIM_REPORT_H
 #define SIM_REPORT_H
 
@@ -17,6 +17,10 @@ void sim_report_free(sim_report *r);
 void sim_report_metric(sim_report *r, const char *name, double value);
 /* Structured metrics (lists, tables, histograms): the report takes ownership. */
 void sim_report_metric_json(sim_report *r, const char *name, cJSON *value);
+/* A field of the report's "sim" object beside time_ps, events and wall_s
+ * (how the run was made: ranks, per_rank); the report takes ownership, a
+ * second call with the same name replaces the first. */
+void sim_report_sim_json(sim_report *r, const char *name, cJSON *value);
 /* A check: pass or fail, with a human detail line (printf-style). Returns pass. */
 bool sim_check(sim_report *r, const char *name, bool pass, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 bool sim_report_passed(const sim_report *r);

@@ -146,8 +146,20 @@ static int apply_string(sim_params *ps, const char *args, char *err, size_t errl
     return rc;
 }
 
-int sim_runner_main(int argc, char **argv)
+static int runner_main(int argc, char **argv, const sim_pdes_transport *tr);
+int sim_runner_main(int argc, char **argv) { return runner_main(argc, argv, NULL); }
+
+int sim_runner_main_ranked(int argc, char **argv, const sim_pdes_transport *tr)
 {
+    int status = runner_main(argc, argv, tr);
+    uint64_t v = tr->rank == 0 ? (uint64_t)status : 0;
+    sim_pdes_sum_u64(tr, &v, 1);   /* every rank returns rank 0's */
+    return (int)v;
+}
+
+static int runner_main(int argc, char **argv, const sim_pdes_transport *tr)
+{
+    const bool root = !tr || tr->rank == 0;
     bool regress = false, quiet = false;
     const char *out_dir = ".";
     int i = 1;
@@ -185,11 +197,20 @@ int sim_runner_main(int argc, char **argv)
         for (unsigned j = 0; j < n_tests; j++) fprintf(stderr, "  %s\n", tests[j]->name);
         return 2;
     }
+    if (tr && !t->ranked) {
+        if (root)
+            fprintf(stderr, "error: test %s does not run over MPI ranks (%u ranks would each run it whole); run it in one "
+                            "process, or sweep it with --sweep; tests that run over ranks: those built on the fabric "
+                            "(docs/parallel.md)\n", t->name, tr->size);
+        return 2;
+    }
     const sim_param_def *tables[2] = { t->params, common_params };
     sim_params *ps = sim_params_new(tables, 2);
     sim_params_set_owner(ps, t->name);
     sim_params_lenient(ps, "seed");
     char err[1024];
+    /* waves of a run over ranks are each rank's: off unless asked for (the fabric says whether it can) */
+    if (tr && sim_params_set_default(ps, "trace=0", err, sizeof err)) sim_fatal("trace default: %s", err);
     if (regress && apply_string(ps, t->regress_args, err, sizeof err)) sim_fatal("test %s: bad regress_args: %s", t->name, err);
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "help") || !strcmp(argv[i], "--help")) {
@@ -212,13 +233,15 @@ int sim_runner_main(int argc, char **argv)
     c.params = ps;
     c.report = sim_report_new(t->name);
     c.seed = (uint64_t)sim_param_int(ps, "seed");
-    c.quiet = quiet;
+    c.quiet = quiet || !root;
     c.out_dir = out_dir;
+    c.transport = tr;
     char path[4096];
     /* trace is the runner's: always in effect. seed too, unless the test says
      * it has no random streams in this configuration. */
     if (sim_param_bool(ps, "trace") && !check_params_mode) {
-        snprintf(path, sizeof path, "%s/waves/%s.fst", out_dir, t->name);
+        if (tr && tr->rank > 0) snprintf(path, sizeof path, "%s/waves/%s.rank%u.fst", out_dir, t->name, tr->rank);
+        else snprintf(path, sizeof path, "%s/waves/%s.fst", out_dir, t->name);
         if (sim_mkdir_parents(path) == 0) c.trace = sim_trace_open(c.k, path);
         open_trace = c.trace;
         snprintf(open_trace_path, sizeof open_trace_path, "%s", path);
@@ -243,11 +266,16 @@ int sim_runner_main(int argc, char **argv)
     const bool traced = c.trace != NULL;
     sim_trace_close(c.trace);
 
-    snprintf(path, sizeof path, "%s/reports/%s.json", out_dir, t->name);
-    int rc = sim_report_write(c.report, path, sim_params_json(ps), c.sim_time_ps, c.sim_events, wall);
-    sim_report_print(c.report, stdout);
-    printf("  sim time %.3f us, %llu events, %.2f s wall; report %s%s%s\n", (double)c.sim_time_ps * 1e-6,
-           (unsigned long long)c.sim_events, wall, path, traced ? ", waves " : "", traced ? "written" : "");
+    int rc = 0;
+    if (tr) sim_report_sim_json(c.report, "ranks", cJSON_CreateNumber(tr->size));
+    if (root) {
+        snprintf(path, sizeof path, "%s/reports/%s.json", out_dir, t->name);
+        rc = sim_report_write(c.report, path, sim_params_json(ps), c.sim_time_ps, c.sim_events, wall);
+        sim_report_print(c.report, stdout);
+        printf("  sim time %.3f us, %llu events, %.2f s wall%s; report %s%s%s\n", (double)c.sim_time_ps * 1e-6,
+               (unsigned long long)c.sim_events, wall, tr ? " (rank 0)" : "", path, traced ? ", waves " : "",
+               traced ? "written" : "");
+    }
     int status = rc ? 2 : sim_report_passed(c.report) ? 0 : 1;
     sim_report_free(c.report);
     sim_kernel_free(c.k);

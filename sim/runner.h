@@ -19,6 +19,7 @@
 
 #include "sim/kernel.h"
 #include "sim/params.h"
+#include "sim/pdes.h"
 #include "sim/report.h"
 #include "sim/trace.h"
 
@@ -34,6 +35,11 @@ typedef struct sim_test_ctx {
     /* Reported as "sim":{"time_ps","events"}: taken from k unless a test that
      * runs several kernels (a sweep) sets them. */
     uint64_t sim_time_ps, sim_events;
+    /* A run over MPI ranks (SIM_TEST_RANKED tests under mpirun, more than one
+     * rank): this rank's transport; NULL in one process. Every rank runs the
+     * test; only rank 0's report is written and printed, so the test gathers
+     * its numbers there (sim/pdes.h's collectives, sim_fabric_gather). */
+    const sim_pdes_transport *transport;
 } sim_test_ctx;
 
 typedef struct sim_test_def {
@@ -42,12 +48,18 @@ typedef struct sim_test_def {
     const sim_param_def *params;
     const char *regress_args; /* short defaults for `make test` ("cycles=2000 ...") */
     void (*run)(sim_test_ctx *c);
+    bool ranked;              /* may run over MPI ranks (SIM_TEST_RANKED) */
 } sim_test_def;
 
 void sim_test_register(const sim_test_def *def);
 
 #define SIM_TEST(name_, help_, params_, regress_, run_)                                  \
-    static const sim_test_def sim_test_def_##name_ = { #name_, help_, params_, regress_, run_ }; \
+    static const sim_test_def sim_test_def_##name_ = { .name = #name_, .help = help_, .params = params_, .regress_args = regress_, .run = run_ }; \
+    __attribute__((constructor)) static void sim_test_register_##name_(void)          \
+    { sim_test_register(&sim_test_def_##name_); }
+/* A test that runs over MPI ranks too (c->transport): one system cut across them. */
+#define SIM_TEST_RANKED(name_, help_, params_, regress_, run_)                           \
+    static const sim_test_def sim_test_def_##name_ = { .name = #name_, .help = help_, .params = params_, .regress_args = regress_, .run = run_, .ranked = true }; \
     __attribute__((constructor)) static void sim_test_register_##name_(void)          \
     { sim_test_register(&sim_test_def_##name_); }
 
@@ -65,5 +77,10 @@ void sim_progress(sim_test_ctx *c, double fraction, const char *fmt, ...) __attr
 
 /* Runs a test by name with arguments (what simrun's main does). */
 int sim_runner_main(int argc, char **argv);
+/* The same on one rank of a launch over tr (every rank calls it): a test
+ * that is not SIM_TEST_RANKED is refused (exit 2); waves are off unless
+ * trace=1 is given; rank 0 writes and prints the report; every rank returns
+ * rank 0's status. */
+int sim_runner_main_ranked(int argc, char **argv, const sim_pdes_transport *tr);
 
 #endif

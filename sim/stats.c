@@ -1,4 +1,5 @@
 #include "sim/stats.h"
+#include "sim/pdes.h"
 
 #include <cjson/cJSON.h>
 #include <float.h>
@@ -87,6 +88,59 @@ void sim_hist_add(sim_hist *h, double x)
     }
     h->b[i].n++;
     h->b[i].sum += x;
+}
+
+void sim_hist_merge(sim_hist *h, const sim_hist *from)
+{
+    if (!from->n) return;
+    if (!h->n || from->min < h->min) h->min = from->min;
+    if (!h->n || from->max > h->max) h->max = from->max;
+    h->n += from->n;
+    h->sum += from->sum;
+    h->zeros += from->zeros;
+    for (uint32_t j = 0; j < from->nb; j++) {
+        if (!from->b[j].n) continue;
+        int32_t key = from->key_lo + (int32_t)j;
+        uint32_t i = (uint32_t)(key - h->key_lo);
+        if (!h->nb || i >= h->nb) {
+            hist_cover(h, key);
+            i = (uint32_t)(key - h->key_lo);
+        }
+        h->b[i].n += from->b[j].n;
+        h->b[i].sum += from->b[j].sum;
+    }
+}
+
+/* On the wire: n, zeros, key_lo, nb, sum, min, max, then the buckets. */
+typedef struct hist_head { uint64_t n, zeros; int32_t key_lo; uint32_t nb; double sum, min, max; } hist_head;
+
+void sim_hist_gather(sim_hist *h, const sim_pdes_transport *tr)
+{
+    sim_pdes_buf mine = { 0 };
+    hist_head hh = { h->n, h->zeros, h->key_lo, h->nb, h->sum, h->min, h->max };
+    sim_pdes_buf_put(&mine, &hh, sizeof hh);
+    if (h->nb) sim_pdes_buf_put(&mine, h->b, h->nb * sizeof *h->b);
+    sim_pdes_buf *all = calloc(tr->size, sizeof *all);
+    if (!all) sim_fatal("sim_hist %s: out of memory", h->name ? h->name : "");
+    sim_pdes_gather(tr, mine.data, mine.len, all);
+    if (tr->rank == 0) {
+        sim_hist_clear(h);   /* rank 0's own come back as all[0]: every rank's in rank order */
+        for (unsigned r = 0; r < tr->size; r++) {
+            hist_head rh;
+            if (all[r].len < sizeof rh) sim_fatal("sim_hist %s: rank %u sent %zu bytes", h->name ? h->name : "", r, all[r].len);
+            memcpy(&rh, all[r].data, sizeof rh);
+            if (all[r].len != sizeof rh + rh.nb * sizeof(sim_hist_bucket))
+                sim_fatal("sim_hist %s: rank %u sent %zu bytes for %u buckets", h->name ? h->name : "", r, all[r].len, rh.nb);
+            sim_hist part = { .name = h->name, .n = rh.n, .sum = rh.sum, .min = rh.min, .max = rh.max, .zeros = rh.zeros,
+                              .key_lo = rh.key_lo, .nb = rh.nb };
+            part.b = rh.nb ? malloc(rh.nb * sizeof *part.b) : NULL;
+            if (rh.nb) memcpy(part.b, all[r].data + sizeof rh, rh.nb * sizeof *part.b);
+            sim_hist_merge(h, &part);
+            free(part.b);
+        }
+    }
+    free(all);
+    free(mine.data);
 }
 
 double sim_hist_mean(const sim_hist *h) { return h->n ? h->sum / (double)h->n : 0.0; }

@@ -53,6 +53,13 @@ void sim_hist_init(sim_hist *h, const char *name);
 void sim_hist_free(sim_hist *h);
 void sim_hist_add(sim_hist *h, double x);
 void sim_hist_clear(sim_hist *h);
+/* Adds from's samples to h (counts and sums per bucket). */
+void sim_hist_merge(sim_hist *h, const sim_hist *from);
+/* A run over ranks (collective): rank 0's h becomes every rank's samples, merged
+ * in rank order (exact whatever the order when the samples are integers, as
+ * whole ps are); elsewhere h is unchanged. */
+struct sim_pdes_transport;
+void sim_hist_gather(sim_hist *h, const struct sim_pdes_transport *tr);
 static inline size_t sim_hist_count(const sim_hist *h) { return h->n; }
 double sim_hist_mean(const sim_hist *h);                /* 0 when empty */
 /* p in [0,100], nearest rank, within SIM_HIST_REL_ERROR of the exact value (see above); 0 when empty */

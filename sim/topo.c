@@ -249,6 +249,7 @@ int topo_add_node(topo *t, const char *name, const char *kind, const char *const
     if (!n->port_link) sim_fatal("out of memory");
     for (unsigned p = 0; p < lim; p++) n->port_link[p] = -1;
     n->endpoint = -1;
+    n->rank = -1;
     n->coord[0] = n->coord[1] = n->coord[2] = -1;
     n->level = 255;
     n->first_param = first_param;

@@ -53,6 +53,7 @@ typedef struct topo_node {
     int32_t endpoint;           /* index among terminals (kind->forwards == false), else -1 */
     int16_t coord[3];           /* mesh/torus generators: position; else -1 */
     uint8_t level;              /* fat-tree/leaf-spine generators: 0 host, 1 edge/leaf, ...; 255 unknown */
+    int32_t rank;               /* the file's "rank" (partition=file); -1 when not given */
     uint8_t n_params;           /* its params: t->params[first_param ..] */
     uint32_t first_param;
 } topo_node;
@@ -179,6 +180,19 @@ int topo_flow_path(const topo *t, const topo_routes *r, uint32_t src, uint32_t d
  * directions, VCs sharing the wire): what a fair, work-conserving network
  * approaches under these routes, ECMP collisions included. 0, or -1 with err. */
 int topo_flows_maxmin(const topo *t, const topo_routes *r, topo_flow *flows, unsigned n, char *err, size_t errlen);
+
+/* ---- partitions for a run over ranks (topo_part.c) ---- */
+enum topo_partition { TOPO_PART_AUTO = 0, TOPO_PART_NODES, TOPO_PART_FILE };
+/* In the enum's order, for SIM_PARAM_ENUM("partition", "auto", TOPO_PARTITION_CHOICES, ...) */
+#define TOPO_PARTITION_CHOICES "auto|nodes|file"
+/* node_part[n] in 0..parts-1 for every node. auto: nodes joined by links
+ * below the largest latencies stay together as far as balance allows (so the
+ * cut, and the lookahead, is on the slowest links), then parts are grown over
+ * the remaining groups greedily (most links inside, balanced node counts);
+ * nodes: equal blocks of nodes in topology order; file: each node's "rank" of
+ * the topology file. Returns 0, or -1 with err (file: a node without a rank, a
+ * rank >= parts). Deterministic. */
+int topo_partition(const topo *t, enum topo_partition how, unsigned parts, uint32_t *node_part, char *err, size_t errlen);
 
 /* ---- bisection (topo_cut.c) ---- */
 typedef struct topo_bisection {

@@ -45,13 +45,13 @@ static bool only_fields(const cJSON *o, const char *const *allowed, char *bad, s
 
 static topo *read_nodes(topo *t, const cJSON *nodes, char *err, size_t errlen)
 {
-    static const char *const node_fields[] = { "name", "kind", "params", NULL };
+    static const char *const node_fields[] = { "name", "kind", "params", "rank", NULL };
     unsigned i = 0;
     for (const cJSON *n = nodes->child; n; n = n->next, i++) {
         char bad[128];
         if (!cJSON_IsObject(n)) return topo_fail(t, err, errlen, "nodes[%u]: not an object; allowed: {\"name\",\"kind\",\"params\"}", i);
         if (!only_fields(n, node_fields, bad, sizeof bad))
-            return topo_fail(t, err, errlen, "nodes[%u]: unknown or repeated field '%s'; allowed: name, kind, params, once each", i, bad);
+            return topo_fail(t, err, errlen, "nodes[%u]: unknown or repeated field '%s'; allowed: name, kind, params, rank, once each", i, bad);
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(n, "name");
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(n, "kind");
         const cJSON *params = cJSON_GetObjectItemCaseSensitive(n, "params");
@@ -78,8 +78,15 @@ static topo *read_nodes(topo *t, const cJSON *nodes, char *err, size_t errlen)
         }
         list[np] = NULL;
         char e2[1024];
-        if (topo_add_node(t, name->valuestring, kind->valuestring, list, e2, sizeof e2) < 0)
-            return topo_fail(t, err, errlen, "nodes[%u]: %s", i, e2);
+        int id = topo_add_node(t, name->valuestring, kind->valuestring, list, e2, sizeof e2);
+        if (id < 0) return topo_fail(t, err, errlen, "nodes[%u]: %s", i, e2);
+        const cJSON *rank = cJSON_GetObjectItemCaseSensitive(n, "rank");   /* partition=file */
+        if (rank) {
+            double v = rank->valuedouble;
+            if (!cJSON_IsNumber(rank) || v != floor(v) || v < 0 || v > 65535)
+                return topo_fail(t, err, errlen, "nodes[%u] '%s': rank is not an integer 0..65535", i, name->valuestring);
+            t->nodes[id].rank = (int32_t)v;
+        }
     }
     return t;
 }

@@ -66,21 +66,21 @@ static inline void fab_window(const sim_test_ctx *c, sim_time_ps *warmup_ps, sim
                         sim_param_double(p, "duration_us"));
 }
 
-/* Runs to end_ps with a stats reset at warmup_ps and progress lines, then
- * drains (the sources stopped at end_ps) until nothing is left. */
+/* Runs to end_ps with a stats reset at warmup_ps and progress lines (over
+ * ranks: every rank stands at end_ps afterwards). */
 static inline void fab_run(sim_test_ctx *c, sim_fabric *f, sim_time_ps warmup_ps, sim_time_ps end_ps)
 {
-    sim_kernel *k = sim_fabric_kernel(f);
-    sim_run(k, warmup_ps);
+    sim_fabric_run(f, warmup_ps);
     sim_fabric_reset_stats(f);
     const unsigned steps = 50;
     for (unsigned i = 1; i <= steps; i++) {
-        sim_run(k, warmup_ps + (end_ps - warmup_ps) * i / steps);
-        sim_progress(c, (double)i / steps, "%.1f of %.1f us", (double)sim_now(k) / 1e6, (double)end_ps / 1e6);
+        sim_time_ps t = sim_fabric_run(f, warmup_ps + (end_ps - warmup_ps) * i / steps);
+        sim_progress(c, (double)i / steps, "%.1f of %.1f us", (double)t / 1e6, (double)end_ps / 1e6);
     }
 }
 
-static inline void fab_drain(sim_fabric *f) { sim_run(sim_fabric_kernel(f), SIM_TIME_MAX); }
+/* Runs until nothing is left; the time of the last activity (of every rank). */
+static inline sim_time_ps fab_drain(sim_fabric *f) { return sim_fabric_run(f, SIM_TIME_MAX); }
 
 /* reports/<name>.svg below the output directory; a missing Graphviz is reported, not fatal. */
 static inline void fab_svg(sim_test_ctx *c, const sim_fabric *f, const char *title)

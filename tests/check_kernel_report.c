@@ -81,7 +81,8 @@ static void validate_schema(const cJSON *root, const char *test)
     ck_assert(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sim, "time_ps")));
     ck_assert(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sim, "events")));
     ck_assert(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sim, "wall_s")));
-    ck_assert_int_eq(cJSON_GetArraySize(sim), 3);
+    ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(sim, "ranks")->valuedouble, 1);   /* one process */
+    ck_assert_int_eq(cJSON_GetArraySize(sim), 4);
     ck_assert_int_eq(cJSON_GetArraySize((cJSON *)root), 6);
 }
 

@@ -191,14 +191,14 @@ START_TEST(sweep_over_ranks_same_points)
 }
 END_TEST
 
-/* A single test under mpirun would run once per rank: refused until tests run over ranks. */
+/* A test that cannot cut its system over ranks would run once per rank under mpirun: refused. */
 START_TEST(single_test_over_ranks_refused)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s' 2 '%s' --quiet --out '%s' kernel_ring > '%s/mpi1.log' 2>&1", LINKSTACK_MPIRUN_SH, LINKSTACK_SIMRUN, dir, dir);
     int st = system(cmd);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
-    snprintf(cmd, sizeof cmd, "grep -q 'does not run over MPI ranks yet' '%s/mpi1.log'", dir);
+    snprintf(cmd, sizeof cmd, "grep -q 'test kernel_ring does not run over MPI ranks' '%s/mpi1.log'", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST

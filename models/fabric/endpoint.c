@@ -1,6 +1,7 @@
 /* The fabric's endpoint (kind "endpoint"): a Bernoulli source per packet slot
  * and a sink that checks per-flow order and measures latency. */
 #include "models/fabric/endpoint.h"
+#include "sim/pdes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@ struct fabric_endpoint {
     /* sink */
     uint64_t *expect_from, *recv_from, *win_bytes_from;
     fabric_endpoint_stats st;
+    double link_GBps;                  /* its link's rate, from the topology (a replica has no port) */
+    uint64_t replica_backlog;          /* a replica: its rank's source backlog (sim_fabric_gather) */
 };
 
 /* floor(slot * slot_ps): the product is >= 0, so the conversion's truncation is the floor (no libm call). */
@@ -157,8 +160,9 @@ static void on_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         ep->st.win_payload_bytes += k->payload_bytes;
         ep->st.win_hops += k->hops;
         if (k->src < ep->n) ep->win_bytes_from[k->src] += k->wire_bytes;
-        if (ep->cfg.latency_hist) sim_hist_add(ep->cfg.latency_hist, lat_ns);
-        if (ep->cfg.net_latency_hist) sim_hist_add(ep->cfg.net_latency_hist, (double)(now - k->injected_ps) / 1000.0);
+        /* whole ps: the histograms' sums are exact, so merging ranks' histograms in any order gives one result */
+        if (ep->cfg.latency_hist) sim_hist_add(ep->cfg.latency_hist, (double)(now - k->created_ps));
+        if (ep->cfg.net_latency_hist) sim_hist_add(ep->cfg.net_latency_hist, (double)(now - k->injected_ps));
     }
     sim_pkt_free(k);
 }
@@ -176,7 +180,9 @@ static void *ep_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         return NULL;
     }
     unsigned connected = 0;
-    for (unsigned q = 0; q < t->nodes[node].nports; q++) connected += t->nodes[node].port_link[q] >= 0;
+    double link_GBps = 0;
+    for (unsigned q = 0; q < t->nodes[node].nports; q++)
+        if (t->nodes[node].port_link[q] >= 0) connected++, link_GBps = t->links[t->nodes[node].port_link[q]].GBps;
     if (connected > 1) {
         /* Multi-port terminals (a GPU with 18 NVLinks) are the gpu kind's (the collectives issue). */
         snprintf(why, why_n, "%u links: the endpoint kind (a traffic port) takes one link; give each link its own endpoint",
@@ -190,6 +196,7 @@ static void *ep_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     ep->index = (uint32_t)t->nodes[node].endpoint;
     ep->n = t->n_endpoints;
     ep->cfg = *cfg;
+    ep->link_GBps = link_GBps;
     ep->log_no_arrival = log1p(-cfg->load);
     snprintf(ep->name, sizeof ep->name, "%s", t->nodes[node].name);
     sim_pkt_pool_init(&ep->pool, ep->name);
@@ -291,8 +298,34 @@ uint32_t fabric_endpoint_index(const fabric_endpoint *ep) { return ep->index; }
 const uint64_t *fabric_endpoint_sent_to(const fabric_endpoint *ep) { return ep->sent_to; }
 const uint64_t *fabric_endpoint_received_from(const fabric_endpoint *ep) { return ep->recv_from; }
 const uint64_t *fabric_endpoint_win_bytes_from(const fabric_endpoint *ep) { return ep->win_bytes_from; }
-double fabric_endpoint_link_GBps(const fabric_endpoint *ep) { return ep->port.link->GBps; }
-uint64_t fabric_endpoint_backlog(const fabric_endpoint *ep) { return ep->q_len; }
+double fabric_endpoint_link_GBps(const fabric_endpoint *ep) { return ep->link_GBps; }
+uint64_t fabric_endpoint_backlog(const fabric_endpoint *ep) { return ep->connected ? ep->q_len : ep->replica_backlog; }
+
+/* A run over ranks: the statistics, the backlog and the per-peer counts, in that order. */
+static void ep_pack_stats(const void *comp, sim_pdes_buf *b)
+{
+    const fabric_endpoint *ep = comp;
+    uint64_t backlog = ep->q_len;
+    sim_pdes_buf_put(b, &ep->st, sizeof ep->st);
+    sim_pdes_buf_put(b, &backlog, sizeof backlog);
+    sim_pdes_buf_put(b, ep->sent_to, ep->n * sizeof *ep->sent_to);
+    sim_pdes_buf_put(b, ep->recv_from, ep->n * sizeof *ep->recv_from);
+    sim_pdes_buf_put(b, ep->win_bytes_from, ep->n * sizeof *ep->win_bytes_from);
+}
+
+static void ep_unpack_stats(void *comp, const unsigned char *d, size_t len)
+{
+    fabric_endpoint *ep = comp;
+    const size_t per_peer = ep->n * sizeof(uint64_t);
+    if (len != sizeof ep->st + sizeof(uint64_t) + 3 * per_peer) sim_fatal("%s: %zu bytes of gathered statistics", ep->name, len);
+    memcpy(&ep->st, d, sizeof ep->st);
+    d += sizeof ep->st;
+    memcpy(&ep->replica_backlog, d, sizeof ep->replica_backlog);
+    d += sizeof ep->replica_backlog;
+    memcpy(ep->sent_to, d, per_peer);
+    memcpy(ep->recv_from, d + per_peer, per_peer);
+    memcpy(ep->win_bytes_from, d + 2 * per_peer, per_peer);
+}
 
 static const sim_fabric_kind endpoint_kind = {
     .name = "endpoint",
@@ -305,6 +338,8 @@ static const sim_fabric_kind endpoint_kind = {
     .held = ep_held,
     .free = ep_free,
     .partitionable = true,   /* its kernel is its node's; its links neither defer nor count marks */
+    .pack_stats = ep_pack_stats,
+    .unpack_stats = ep_unpack_stats,
 };
 
 void fabric_endpoint_register(void) { sim_fabric_kind_register(&endpoint_kind); }

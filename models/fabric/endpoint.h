@@ -17,8 +17,8 @@ typedef struct fabric_endpoint_cfg {
     sim_time_ps warmup_ps, end_ps;   /* measured window [warmup, end) at the sink (arrival time) */
     sim_time_ps stop_ps;         /* sources make no packet with an arrival slot at or after this */
     uint32_t source_queue_pkts;  /* packets a source holds (0: 64); arrivals wait lazily beyond it */
-    sim_hist *latency_hist;      /* optional, the test's: created -> arrival (ns), window only */
-    sim_hist *net_latency_hist;  /* optional, the test's: injected -> arrival (ns), window only */
+    sim_hist *latency_hist;      /* optional, the test's: created -> arrival (ps, whole), window only */
+    sim_hist *net_latency_hist;  /* optional, the test's: injected -> arrival (ps, whole), window only */
 } fabric_endpoint_cfg;
 
 typedef struct fabric_endpoint fabric_endpoint;
