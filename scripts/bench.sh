@@ -35,7 +35,7 @@ cat reports/bench.json 2>/dev/null
 #   pcie_bw, cxl_random: model speed (pcie_bw vs its target)
 #   fabric:      packet hops per second on fattree:8, peak RSS flat in run length
 #   rtl_switch:  Verilated crossbar, bare and inside the component (overheads)
-#   parallel:    sweep overhead per point beyond the run itself
+#   parallel:    sweep overhead per point beyond the run itself; fattree:16 over 2 ranks vs one process
 #   server:      8-GPU server h2d copies: data TLPs per second through two PCIe hops
 expect="
 kernel_ring:events_per_s_timed,events_per_s_delta,systemc_events_per_s_timed,systemc_events_per_s_delta,ratio_timed,ratio_delta,simtime_equal,ratio_timed_cpu,ratio_delta_cpu,targets_met
@@ -44,7 +44,7 @@ pcie_bw:tlps_per_s,target_tlps_per_s
 cxl_random:ops_per_s
 fabric:pkt_hops_per_s,pkts_per_s,pkt_hops_per_cpu_s,loop_pkt_hops_per_cpu_s,peak_rss_mb,peak_rss_flat,target_pkt_hops_per_s
 rtl_switch:cycles_per_s,cycles_per_s_traced,model_tl_cycles_per_s,model_rtl_cycles_per_s,model_both_cycles_per_s,model_rtl_overhead,model_both_overhead,model_rtl_overhead_packets
-parallel:sweep_points,sweep_overhead_ms_per_point,target_sweep_overhead_ms_per_point
+parallel:sweep_points,sweep_overhead_ms_per_point,target_sweep_overhead_ms_per_point,speedup,target_speedup,speedup_target_met,same_results
 server:tlps_per_s,GB_per_wall_s,wall_s,target_tlps_per_s
 "
 if [ -x "$bin/bench_check" ]; then

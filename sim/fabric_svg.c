@@ -78,7 +78,7 @@ int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *titl
                  dot_path);
         return -1;
     }
-    snprintf(cmd, sizeof cmd, "%s -Tsvg '%s' -o '%s' 2>&1", coords ? "neato" : "dot", dot_path, path);
+    snprintf(cmd, sizeof cmd, "%s -q -Tsvg '%s' -o '%s' 2>&1", coords ? "neato" : "dot", dot_path, path);
     if (system(cmd) != 0) {
         snprintf(why, why_n, "%s -Tsvg %s failed", coords ? "neato" : "dot", dot_path);
         return -1;

@@ -188,7 +188,8 @@ enum topo_partition { TOPO_PART_AUTO = 0, TOPO_PART_NODES, TOPO_PART_FILE };
 /* node_part[n] in 0..parts-1 for every node. auto: nodes joined by links
  * below the largest latencies stay together as far as balance allows (so the
  * cut, and the lookahead, is on the slowest links), then parts are grown over
- * the remaining groups greedily (most links inside, balanced node counts);
+ * the remaining groups greedily (most links inside, balanced by connected
+ * ports: a node's work grows with its links);
  * nodes: equal blocks of nodes in topology order; file: each node's "rank" of
  * the topology file. Returns 0, or -1 with err (file: a node without a rank, a
  * rank >= parts). Deterministic. */

@@ -12,9 +12,18 @@ static uint32_t find(uint32_t *up, uint32_t x)
     return x;
 }
 
+/* A node's share of the work: its connected ports (packets through a node
+ * scale with its links: a 16-port switch does ~16 times an endpoint's events). */
+static uint32_t node_weight(const topo *t, uint32_t n)
+{
+    uint32_t w = 0;
+    for (unsigned p = 0; p < t->nodes[n].nports; p++) w += t->nodes[n].port_link[p] >= 0;
+    return w ? w : 1;
+}
+
 /* group[n]: nodes joined by links of latency below `cut_ns` (union-find,
  * groups numbered by their lowest node); returns the number of groups and
- * the largest group's size in *largest. */
+ * the heaviest group's weight in *largest. */
 static uint32_t group_below(const topo *t, double cut_ns, uint32_t *group, uint32_t *largest)
 {
     uint32_t n = t->n_nodes, *up = malloc(n * sizeof *up), *size = calloc(n, sizeof *size), groups = 0;
@@ -31,7 +40,8 @@ static uint32_t group_below(const topo *t, double cut_ns, uint32_t *group, uint3
         uint32_t r = find(up, i);
         if (group[r] == UINT32_MAX) group[r] = groups++;
         group[i] = group[r];
-        if (++size[group[i]] > *largest) *largest = size[group[i]];
+        size[group[i]] += node_weight(t, i);
+        if (size[group[i]] > *largest) *largest = size[group[i]];
     }
     free(up);
     free(size);
@@ -47,7 +57,7 @@ static int by_latency_desc(const void *a, const void *b)
 /* Greedy graph growing over the groups: each part in turn starts at the
  * lowest free group and takes the free group with the most links into it
  * less its links to other free groups (ties: the lowest), until it holds its
- * share of the nodes left; the last part takes the rest. */
+ * share of the weight left; the last part takes the rest. */
 static void grow_parts(const topo *t, const uint32_t *group, uint32_t groups, double cut_ns, unsigned parts, uint32_t *node_part)
 {
     uint32_t *weight = calloc(groups, sizeof *weight), *part = malloc(groups * sizeof *part);
@@ -55,7 +65,8 @@ static void grow_parts(const topo *t, const uint32_t *group, uint32_t groups, do
     /* links between groups, as adjacency lists (each link once per end) */
     uint32_t *deg = calloc(groups + 1, sizeof *deg), *adj = malloc((2 * (size_t)t->n_links + 1) * sizeof *adj);
     if (!weight || !part || !in || !free_deg || !deg || !adj) sim_fatal("topo_partition: out of memory");
-    for (uint32_t i = 0; i < t->n_nodes; i++) weight[group[i]]++;
+    uint32_t left = 0, next_seed = 0;
+    for (uint32_t i = 0; i < t->n_nodes; i++) weight[group[i]] += node_weight(t, i), left += node_weight(t, i);
     for (uint32_t i = 0; i < t->n_links; i++)
         if (t->links[i].latency_ns >= cut_ns && group[t->links[i].a] != group[t->links[i].b])
             deg[group[t->links[i].a] + 1]++, deg[group[t->links[i].b] + 1]++;
@@ -67,7 +78,6 @@ static void grow_parts(const topo *t, const uint32_t *group, uint32_t groups, do
         if (t->links[i].latency_ns >= cut_ns && a != b) adj[fill[a]++] = b, adj[fill[b]++] = a;
     }
     for (uint32_t g = 0; g < groups; g++) part[g] = UINT32_MAX, free_deg[g] = deg[g + 1] - deg[g];
-    uint32_t left = t->n_nodes, next_seed = 0;
     for (unsigned p = 0; p < parts; p++) {
         uint64_t share = p + 1 == parts ? left : (left + (parts - p) / 2) / (parts - p), load = 0;
         memset(in, 0, groups * sizeof *in);
@@ -128,13 +138,16 @@ int topo_partition(const topo *t, enum topo_partition how, unsigned parts, uint3
         }
         return 0;
     }
-    /* auto: the highest latency whose groups (joined by every faster link) each fit in a part, with 5 % slack */
+    /* auto: the highest latency whose groups (joined by every faster link) each fit in a part, with 5 % slack;
+     * weights are connected ports (node_weight) */
     double *lat = malloc((t->n_links + 1) * sizeof *lat);
     uint32_t *group = malloc((n + 1) * sizeof *group);
     if (!lat || !group) sim_fatal("topo_partition: out of memory");
     for (uint32_t i = 0; i < t->n_links; i++) lat[i] = t->links[i].latency_ns;
     qsort(lat, t->n_links, sizeof *lat, by_latency_desc);
-    const uint32_t fit = (uint32_t)((double)n / parts * 1.05) + 1;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) total += node_weight(t, i);
+    const uint32_t fit = (uint32_t)((double)total / parts * 1.05) + 1;
     double cut_ns = -1;   /* below every latency: every node its own group */
     for (uint32_t i = 0; i < t->n_links; i++) {
         if (i && lat[i] == lat[i - 1]) continue;
