@@ -1,6 +1,9 @@
 /* sim_fabric_write_svg: the system as a Graphviz picture, links coloured by
- * utilisation (the max of the two directions), the busiest one bold. */
+ * utilisation (the max of the two directions), the busiest one bold; a
+ * partitioned system with each part (rank) boxed and filled in its colour,
+ * and the cut links dashed. */
 #include "sim/fabric.h"
+#include "sim/fabric_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,18 +41,30 @@ int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *titl
     fprintf(o, "graph fabric {\n  label=\"%s\"; labelloc=t; fontname=Helvetica; overlap=false; splines=true;\n",
             title ? title : "");
     fprintf(o, "  node [fontname=Helvetica fontsize=10]; edge [fontname=Helvetica fontsize=8];\n");
-    for (uint32_t n = 0; n < t->n_nodes; n++) {
-        const topo_node *nd = &t->nodes[n];
-        if (nd->kind->forwards)
-            fprintf(o, "  \"%s\" [shape=box style=filled fillcolor=\"#9ecae1\"", nd->name);
-        else
-            fprintf(o, "  \"%s\" [shape=circle width=0.3 fixedsize=true fontsize=7 style=filled fillcolor=\"#eeeeee\"", nd->name);
-        if (coords && nd->coord[0] >= 0) {
-            /* endpoints sit just off their switch */
-            double off = nd->kind->forwards ? 0 : 0.35;
-            fprintf(o, " pos=\"%g,%g!\"", 1.2 * nd->coord[0] + off, 1.2 * (nd->coord[1] < 0 ? 0 : nd->coord[1]) + off);
+    static const char *const part_fill[] = { "#9ecae1", "#fdae6b", "#a1d99b", "#bcbddc", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1" };
+    const unsigned parts = f->ranked ? f->cfg.transport->size : f->pdes ? f->cfg.parts : 1;
+    const uint32_t *node_part = parts > 1 ? f->cfg.node_part : NULL;
+    for (unsigned part = 0; part < parts; part++) {
+        if (node_part && !coords)   /* dot keeps a cluster together: one box per part */
+            fprintf(o, "  subgraph cluster_part%u {\n  label=\"%s %u\"; style=rounded; color=\"#666666\";\n", part,
+                    f->ranked ? "rank" : "part", part);
+        for (uint32_t n = 0; n < t->n_nodes; n++) {
+            const topo_node *nd = &t->nodes[n];
+            if (node_part && node_part[n] != part) continue;
+            const char *fill = node_part ? part_fill[part % 8] : nd->kind->forwards ? "#9ecae1" : "#eeeeee";
+            if (nd->kind->forwards)
+                fprintf(o, "  \"%s\" [shape=box style=filled fillcolor=\"%s\"", nd->name, fill);
+            else
+                fprintf(o, "  \"%s\" [shape=circle width=0.3 fixedsize=true fontsize=7 style=filled fillcolor=\"%s\"", nd->name,
+                        fill);
+            if (coords && nd->coord[0] >= 0) {
+                /* endpoints sit just off their switch */
+                double off = nd->kind->forwards ? 0 : 0.35;
+                fprintf(o, " pos=\"%g,%g!\"", 1.2 * nd->coord[0] + off, 1.2 * (nd->coord[1] < 0 ? 0 : nd->coord[1]) + off);
+            }
+            fprintf(o, "];\n");
         }
-        fprintf(o, "];\n");
+        if (node_part && !coords) fprintf(o, "  }\n");
     }
     double best = -1;
     uint32_t bi = 0;
@@ -64,10 +79,10 @@ int sim_fabric_write_svg(const sim_fabric *f, const char *path, const char *titl
         double u = u0 > u1 ? u0 : u1;
         char col[16];
         util_colour(u, col, sizeof col);
-        bool busiest = i == bi && best > 0;
+        bool busiest = i == bi && best > 0, cut = node_part && node_part[tl->a] != node_part[tl->b];
         fprintf(o, "  \"%s\" -- \"%s\" [color=\"%s\" label=\"%.2f%s\" penwidth=%s%s];\n", t->nodes[tl->a].name,
                 t->nodes[tl->b].name, col, u, busiest ? " (max)" : "", busiest ? "4" : "1.5",
-                busiest ? " style=bold fontcolor=red" : "");
+                busiest ? " style=bold fontcolor=red" : cut ? " style=dashed" : "");
     }
     fprintf(o, "}\n");
     fclose(o);
