@@ -261,7 +261,7 @@ static void send_data(ib_port *p, unsigned vl, bool high, sim_time_ps now)
     p->st.sent_vl_bytes[vl] += e.pkt->wire_bytes;
     p->st.data_sent++;
     ib_arb_pos *pos = high ? &p->hi : &p->lo;
-    pos->left -= e.pkt->wire_bytes;
+    pos->left -= (int64_t)b * IB_BLOCK_BYTES;   /* weights count 64-byte units */
     p->hi_bytes = high ? p->hi_bytes + e.pkt->wire_bytes : 0;
     if (p->stall_since_ps != SIM_TIME_MAX) {
         p->st.credit_stall_ps += now - p->stall_since_ps;
