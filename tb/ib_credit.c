@@ -108,10 +108,11 @@ static void run_point(sim_kernel *k_in, sim_trace *tr, const char *link, double 
     pt->received = ib_hca_flow_received(dst, 0);
     double win_ns = (double)(ds->last_arrival_ps - ds->window_start_ps) / 1000.0;
     pt->goodput_GBps = win_ns > 0 ? (double)ds->window_payload_bytes / win_ns : 0;
-    pt->credit_stall_ns = (double)ib_port_stats_get(sp)->credit_stall_ps / 1000.0;
-    pt->fc_packets = ib_port_stats_get(dp)->fc_sent;
-    pt->fctbs = ib_port_stats_get(sp)->fctbs_total[vl];
-    pt->abr = ib_port_stats_get(dp)->abr_total[vl];
+    const ib_port_stats sst = ib_port_stats_get(sp), dst_st = ib_port_stats_get(dp);
+    pt->credit_stall_ns = (double)sst.credit_stall_ps / 1000.0;
+    pt->fc_packets = dst_st.fc_sent;
+    pt->fctbs = sst.fctbs_total[vl];
+    pt->abr = dst_st.abr_total[vl];
     pt->credits_end = ib_port_credits(sp, vl);
     char why[384] = "";
     int bad = sim_fabric_check(f, false, why, sizeof why);
@@ -223,7 +224,7 @@ static void ib_credit_run(sim_test_ctx *c)
         pt->upper_GBps = fmin(rate_GBps, w_bytes / loop_free_ns);
         pc.vl_buffer_bytes = bufs[i];
         double expect_ns = (double)pkts * mtu / pt->predicted_GBps;
-        bool traced = i == nb - 1;   /* the last point runs on the test's kernel: waves/ib_credit.fst */
+        bool traced = i == 0;   /* the first point runs on the test's kernel: waves/ib_credit.fst */
         run_point(traced ? c->k : NULL, traced ? c->trace : NULL, link, latency_ns, &pc, &flow, expect_ns, pt);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "vl_buffer_bytes", pt->buffer_bytes);

@@ -107,7 +107,7 @@ START_TEST(weights_share_3_to_1)
     /* the switch input buffers never exceed a VL's buffer */
     for (unsigned p = 0; p < 2; p++)
         for (unsigned v = 0; v < 2; v++)
-            ck_assert_uint_le(ib_port_stats_get(ib_switch_port(sw(R), p))->max_used_blocks[v], 1024);
+            ck_assert_uint_le(ib_port_stats_get(ib_switch_port(sw(R), p)).max_used_blocks[v], 1024);
     rig_free(R);
 }
 END_TEST
@@ -155,7 +155,7 @@ START_TEST(full_vl_does_not_block_the_other)
     ck_assert_uint_ge(ib_port_used_blocks(in1, 1), 1024 - 16);
     ck_assert_uint_eq(ib_port_used_blocks(in1, 0), 0);
     /* h1 is stalled on credits for most of the run, h0 hardly */
-    ck_assert_uint_gt(ib_port_stats_get(ib_hca_port(hca(R, 1)))->credit_stall_ps, SIM_US(150));
+    ck_assert_uint_gt(ib_port_stats_get(ib_hca_port(hca(R, 1))).credit_stall_ps, SIM_US(150));
     rig_free(R);
 }
 END_TEST

@@ -10,6 +10,7 @@
 #include <string.h>
 
 struct ib_hca {
+    sim_fabric *f;
     sim_kernel *k;
     uint32_t node, index;
     ib_hca_cfg cfg;
@@ -132,6 +133,7 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     }
     ib_hca *h = calloc(1, sizeof *h);
     if (!h) sim_fatal("out of memory");
+    h->f = f;
     h->k = sim_fabric_node_kernel(f, node);
     h->node = node;
     h->index = (uint32_t)n->endpoint;
@@ -151,7 +153,12 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
 static void connect(void *comp, const sim_fabric_port *p)
 {
     ib_hca *h = comp;
-    h->port = ib_port_new(h->k, p, &h->cfg.port, p->name, on_rx, on_tx, h);
+    sim_trace *tr = sim_fabric_trace(h->f);
+    char scope[16];
+    snprintf(scope, sizeof scope, "p%u", p->port);
+    sim_trace_push_scope(tr, h->name);
+    h->port = ib_port_new(h->k, p, &h->cfg.port, p->name, on_rx, on_tx, h, tr, scope);
+    sim_trace_pop_scope(tr);
 }
 
 static void start(void *comp)

@@ -22,6 +22,7 @@ struct ib_port {
     ib_port_tx_fn tx;
     void *owner;
     char name[TOPO_NAME_MAX + 16];
+    unsigned number;                   /* the fabric port's number at its node */
     sim_pkt_pool pool;                 /* FC packets */
     /* transmit */
     ib_txq q[IB_MAX_VLS];
@@ -41,6 +42,9 @@ struct ib_port {
     sim_process proc;
     sim_event wake;
     ib_port_stats st;
+    /* waves: per VL the blocks we may send and the blocks our buffer holds; the credit stall */
+    sim_trace *tr;
+    sim_trace_var tv_credits[IB_MAX_VLS], tv_used[IB_MAX_VLS], tv_stall;
 };
 
 double ib_fc_period_bound_ns(const topo_link *l)
@@ -138,7 +142,7 @@ static void on_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes);
 static void run(void *ctx);
 
 ib_port *ib_port_new(sim_kernel *k, const sim_fabric_port *fp, const ib_port_cfg *cfg, const char *name,
-                     ib_port_rx_fn rx, ib_port_tx_fn tx, void *owner)
+                     ib_port_rx_fn rx, ib_port_tx_fn tx, void *owner, sim_trace *tr, const char *scope)
 {
     ib_port *p = calloc(1, sizeof *p);
     if (!p) sim_fatal("out of memory");
@@ -149,6 +153,7 @@ ib_port *ib_port_new(sim_kernel *k, const sim_fabric_port *fp, const ib_port_cfg
     p->rx = rx;
     p->tx = tx;
     p->owner = owner;
+    p->number = fp->port;
     snprintf(p->name, sizeof p->name, "%s", name);
     sim_pkt_pool_init_ext(&p->pool, p->name, sizeof(ib_fc_body));
     p->cap_blocks = cfg->vl_buffer_bytes / IB_BLOCK_BYTES;
@@ -163,7 +168,28 @@ ib_port *ib_port_new(sim_kernel *k, const sim_fabric_port *fp, const ib_port_cfg
     sim_method_init(&p->proc, k, p->name, run, p);
     sim_sensitive(&p->proc, &p->wake);
     sim_dont_initialize(&p->proc);
+    if (tr) {
+        p->tr = tr;
+        sim_trace_push_scope(tr, scope);
+        for (unsigned v = 0; v < cfg->vls; v++) {
+            char n[32];
+            snprintf(n, sizeof n, "tx_credits_vl%u", v);
+            p->tv_credits[v] = sim_trace_add_var(tr, n, 12);
+            snprintf(n, sizeof n, "rx_used_vl%u", v);
+            p->tv_used[v] = sim_trace_add_var(tr, n, 16);
+            sim_trace_u64(tr, p->tv_credits[v], 0);
+            sim_trace_u64(tr, p->tv_used[v], 0);
+        }
+        p->tv_stall = sim_trace_add_var(tr, "credit_stall", 1);
+        sim_trace_u64(tr, p->tv_stall, 0);
+        sim_trace_pop_scope(tr);
+    }
     return p;
+}
+
+static void trace_credits(const ib_port *p, unsigned vl)
+{
+    if (p->tr) sim_trace_u64(p->tr, p->tv_credits[vl], (p->fccl[vl] + IB_FC_MOD - p->fctbs[vl]) % IB_FC_MOD);
 }
 
 static void kick(ib_port *p) { sim_event_notify_at(&p->wake, 0); }
@@ -259,6 +285,7 @@ static void send_data(ib_port *p, unsigned vl, bool high, sim_time_ps now)
     p->fctbs[vl] = (uint16_t)((p->fctbs[vl] + b) % IB_FC_MOD);
     p->st.fctbs_total[vl] += b;
     p->st.sent_vl_bytes[vl] += e.pkt->wire_bytes;
+    trace_credits(p, vl);
     p->st.data_sent++;
     ib_arb_pos *pos = high ? &p->hi : &p->lo;
     pos->left -= (int64_t)b * IB_BLOCK_BYTES;   /* weights count 64-byte units */
@@ -266,6 +293,7 @@ static void send_data(ib_port *p, unsigned vl, bool high, sim_time_ps now)
     if (p->stall_since_ps != SIM_TIME_MAX) {
         p->st.credit_stall_ps += now - p->stall_since_ps;
         p->stall_since_ps = SIM_TIME_MAX;
+        sim_trace_u64(p->tr, p->tv_stall, 0);
     }
     e.pkt->vc = (uint8_t)vl;
     if (!e.pkt->injected_ps) e.pkt->injected_ps = now;
@@ -299,7 +327,10 @@ static void run(void *ctx)
         }
         bool waiting = false;
         for (unsigned v = 0; v < p->cfg.vls; v++) waiting = waiting || p->q[v].len;
-        if (waiting && p->stall_since_ps == SIM_TIME_MAX) p->stall_since_ps = now;
+        if (waiting && p->stall_since_ps == SIM_TIME_MAX) {
+            p->stall_since_ps = now;
+            sim_trace_u64(p->tr, p->tv_stall, 1);
+        }
         sim_time_ps next = SIM_TIME_MAX;
         for (unsigned v = 0; v < p->cfg.vls; v++)
             if (p->next_fc_ps[v] < next) next = p->next_fc_ps[v];
@@ -324,6 +355,7 @@ static void on_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         p->fccl[vl] = b->fccl;
         p->fccl_known[vl] = true;
         p->st.fc_received++;
+        trace_credits(p, vl);
         sim_pkt_free(k);
         if (p->q[vl].len) kick(p);
         return;
@@ -335,6 +367,7 @@ static void on_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         sim_fatal("%s: VL %u: %u blocks arrive with %u of %u in use (sent without credit)", p->name, vl, b, p->used[vl],
                   p->cap_blocks);
     p->used[vl] += b;
+    sim_trace_u64(p->tr, p->tv_used[vl], p->used[vl]);
     if (p->used[vl] > p->st.max_used_blocks[vl]) p->st.max_used_blocks[vl] = p->used[vl];
     p->abr[vl] = (uint16_t)((p->abr[vl] + b) % IB_FC_MOD);
     p->st.abr_total[vl] += b;
@@ -361,6 +394,7 @@ void ib_port_release(ib_port *p, unsigned vl, uint32_t blocks)
     if (vl >= p->cfg.vls || blocks > p->used[vl])
         sim_fatal("%s: release of %u blocks on VL %u with %u in use", p->name, blocks, vl, vl < IB_MAX_VLS ? p->used[vl] : 0);
     p->used[vl] -= blocks;
+    sim_trace_u64(p->tr, p->tv_used[vl], p->used[vl]);
     if (p->cfg.fc_on_free) {
         p->fc_want[vl] = true;
         kick(p);
@@ -376,17 +410,14 @@ uint32_t ib_port_credits(const ib_port *p, unsigned vl)
 uint32_t ib_port_used_blocks(const ib_port *p, unsigned vl) { return vl < p->cfg.vls ? p->used[vl] : 0; }
 const ib_port_cfg *ib_port_config(const ib_port *p) { return &p->cfg; }
 
-const ib_port_stats *ib_port_stats_get(const ib_port *p)
+ib_port_stats ib_port_stats_get(const ib_port *p)
 {
-    /* a stall going on now counts up to now */
-    ib_port *m = (ib_port *)p;
-    if (m->stall_since_ps != SIM_TIME_MAX) {
-        sim_time_ps now = sim_now(m->k);
-        m->st.credit_stall_ps += now - m->stall_since_ps;
-        m->stall_since_ps = now;
-    }
-    return &p->st;
+    ib_port_stats st = p->st;   /* a stall going on now counts up to now */
+    if (p->stall_since_ps != SIM_TIME_MAX) st.credit_stall_ps += sim_now(p->k) - p->stall_since_ps;
+    return st;
 }
+
+unsigned ib_port_number(const ib_port *p) { return p->number; }
 
 void ib_port_reset_stats(ib_port *p)
 {

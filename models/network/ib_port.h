@@ -85,9 +85,10 @@ typedef struct ib_port_stats {
     uint32_t max_used_blocks[IB_MAX_VLS];
 } ib_port_stats;
 
-/* A port on fabric port fp (takes fp->in as its receiver); rx/tx: the owner's callbacks. */
+/* A port on fabric port fp (takes fp->in as its receiver); rx/tx: the owner's callbacks.
+ * tr (NULL: none): its waves under scope, inside the caller's current scope. */
 ib_port *ib_port_new(sim_kernel *k, const sim_fabric_port *fp, const ib_port_cfg *cfg, const char *name,
-                     ib_port_rx_fn rx, ib_port_tx_fn tx, void *owner);
+                     ib_port_rx_fn rx, ib_port_tx_fn tx, void *owner, sim_trace *tr, const char *scope);
 /* Sends the initial FC packets of every VL (link up). */
 void ib_port_start(ib_port *p);
 /* Queues a data packet on VL vl (pkt->vc is set to vl when it leaves). */
@@ -99,7 +100,10 @@ unsigned ib_port_queued(const ib_port *p, unsigned vl);
 uint32_t ib_port_credits(const ib_port *p, unsigned vl);
 uint32_t ib_port_used_blocks(const ib_port *p, unsigned vl);
 const ib_port_cfg *ib_port_config(const ib_port *p);
-const ib_port_stats *ib_port_stats_get(const ib_port *p);
+/* Its counters, a credit stall going on now counted up to now. */
+ib_port_stats ib_port_stats_get(const ib_port *p);
+/* The number of the fabric port it sits on (its node's port index). */
+unsigned ib_port_number(const ib_port *p);
 void ib_port_reset_stats(ib_port *p);
 /* Buffers within their size, FC consistent, drained: nothing queued or buffered. 0 fine. */
 int ib_port_check(const ib_port *p, bool drained, char *why, size_t why_n);

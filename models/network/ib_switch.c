@@ -20,6 +20,7 @@ typedef struct pipe_entry {
 } pipe_entry;
 
 struct ib_switch {
+    sim_fabric *f;
     sim_kernel *k;
     const topo *t;
     const topo_routes *routes;
@@ -34,18 +35,11 @@ struct ib_switch {
     ib_switch_stats st;
 };
 
-static unsigned port_index(const ib_switch *s, const ib_port *p)
-{
-    for (unsigned i = 0; i < TOPO_MAX_PORTS; i++)
-        if (s->ports[i] == p) return i;
-    sim_fatal("%s: unknown port", s->name);
-}
-
 static void on_rx(void *owner, ib_port *p, sim_pkt *pkt, unsigned vl)
 {
     ib_switch *s = owner;
     if (pkt->dst == SIM_PKT_GROUP) sim_fatal("%s: multicast is not modelled in the IB switch", s->name);
-    unsigned in = port_index(s, p);
+    unsigned in = ib_port_number(p);
     topo_hop h = topo_route_next(s->routes, s->node, (int)in, pkt->dst, pkt->flow);
     if (!s->ports[h.port]) sim_fatal("%s: route to endpoint %u leaves by unconnected port %u", s->name, pkt->dst, h.port);
     unsigned out_vl = ib_port_config(s->ports[h.port])->sl2vl[pkt->tc & (IB_SLS - 1)];
@@ -114,6 +108,7 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     }
     ib_switch *s = calloc(1, sizeof *s);
     if (!s) sim_fatal("out of memory");
+    s->f = f;
     s->k = sim_fabric_node_kernel(f, node);
     s->t = t;
     s->routes = sim_fabric_routes(f);
@@ -131,7 +126,12 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
 static void connect(void *comp, const sim_fabric_port *p)
 {
     ib_switch *s = comp;
-    s->ports[p->port] = ib_port_new(s->k, p, &s->cfg.port, p->name, on_rx, on_tx, s);
+    sim_trace *tr = sim_fabric_trace(s->f);
+    char scope[16];
+    snprintf(scope, sizeof scope, "p%u", p->port);
+    sim_trace_push_scope(tr, s->name);
+    s->ports[p->port] = ib_port_new(s->k, p, &s->cfg.port, p->name, on_rx, on_tx, s, tr, scope);
+    sim_trace_pop_scope(tr);
 }
 
 static void start(void *comp)
