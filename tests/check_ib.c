@@ -1,5 +1,6 @@
 /* The InfiniBand switch and link layer (models/network): two HCAs stream into
- * one through an ib_switch on two VLs. VL arbitration weights 3:1 give the
+ * one through an ib_switch on two VLs. One packet's latency is the sum of its
+ * wait for credits, its hops and the pipeline; VL arbitration weights 3:1 give the
  * output's bytes 3:1; a high-priority VL takes the wire; a VL whose consumer
  * is stuck fills its buffers without slowing the other VL (no head-of-line
  * blocking across VLs); nothing is lost and credits stay within the buffers.
@@ -27,7 +28,8 @@ typedef struct rig {
 static char err[1024];
 
 /* h0 -> h2 on SL0 (VL0), h1 -> h2 on SL1 (VL1), through s0; low/high: the switch's tables. */
-static rig *rig_new(const char *low, const char *high, unsigned limit_of_high, uint8_t stall_mask, uint64_t warmup_pkts)
+static rig *rig_new_n(const char *low, const char *high, unsigned limit_of_high, uint8_t stall_mask, uint64_t warmup_pkts,
+                      uint64_t pkts0, uint64_t pkts1)
 {
     network_register_kinds();
     rig *R = calloc(1, sizeof *R);
@@ -44,8 +46,8 @@ static rig *rig_new(const char *low, const char *high, unsigned limit_of_high, u
         ck_assert_msg(topo_add_link(R->t, n, e, NULL, -1, -1, err, sizeof err) >= 0, "%s", err);
     }
     ck_assert_msg(topo_finish(R->t, err, sizeof err) == 0, "%s", err);
-    R->flows[0] = (ib_flow){ .src = 0, .dst = 2, .sl = 0, .payload_bytes = MTU, .packets = UINT64_MAX };
-    R->flows[1] = (ib_flow){ .src = 1, .dst = 2, .sl = 1, .payload_bytes = MTU, .packets = UINT64_MAX };
+    R->flows[0] = (ib_flow){ .src = 0, .dst = 2, .sl = 0, .payload_bytes = MTU, .packets = pkts0 };
+    R->flows[1] = (ib_flow){ .src = 1, .dst = 2, .sl = 1, .payload_bytes = MTU, .packets = pkts1 };
     ib_port_cfg_default(&R->hc.port, 2, 65536);
     R->hc.flows = R->flows;
     R->hc.n_flows = 2;
@@ -60,6 +62,11 @@ static rig *rig_new(const char *low, const char *high, unsigned limit_of_high, u
     R->f = sim_fabric_new(R->k, R->t, &fc, err, sizeof err);
     ck_assert_msg(R->f, "%s", err);
     return R;
+}
+
+static rig *rig_new(const char *low, const char *high, unsigned limit_of_high, uint8_t stall_mask, uint64_t warmup_pkts)
+{
+    return rig_new_n(low, high, limit_of_high, stall_mask, warmup_pkts, UINT64_MAX, UINT64_MAX);
 }
 
 static void rig_free(rig *R)
@@ -160,6 +167,25 @@ START_TEST(full_vl_does_not_block_the_other)
 }
 END_TEST
 
+START_TEST(zero_load_latency_through_switch)
+{
+    /* one packet h0 -> h2: it waits for the switch's initial FC packet (8 B + latency), then
+     * two hops of serialisation + latency and the pipeline (store and forward) */
+    rig *R = rig_new_n("0:17,1:17", "", 255, 0, 0, 1, 0);
+    run_checked(R, SIM_US(20));
+    const topo_preset *p = topo_preset_find("ib-ndr");
+    double GBps = topo_preset_GBps(p), lat_ns = p->latency_ns;
+    double expect_ns = IB_FC_WIRE_BYTES / GBps + lat_ns + 2 * ((MTU + p->overhead_bytes) / GBps + lat_ns) + R->sc.pipeline_ns;
+    const ib_hca_stats *st = ib_hca_stats_get(hca(R, 2));
+    ck_assert_uint_eq(st->received, 1);
+    double got_ns = (double)st->last_arrival_ps / 1000.0;
+    ck_assert_msg(fabs(got_ns - expect_ns) < 0.01, "arrival at %.3f ns, expected %.3f", got_ns, expect_ns);
+    char why[512] = "";
+    ck_assert_msg(sim_fabric_check(R->f, true, why, sizeof why) == 0, "%s", why);   /* 20 us: no periodic FC packet in flight */
+    rig_free(R);
+}
+END_TEST
+
 START_TEST(bad_tables_refused)
 {
     ib_arb_table t;
@@ -189,6 +215,7 @@ int main(void)
     tcase_add_test(tc, weights_equal_share_half);
     tcase_add_test(tc, high_priority_takes_the_wire);
     tcase_add_test(tc, full_vl_does_not_block_the_other);
+    tcase_add_test(tc, zero_load_latency_through_switch);
     tcase_add_test(tc, bad_tables_refused);
     suite_add_tcase(s, tc);
     return run_suite(s);
