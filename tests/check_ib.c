@@ -186,6 +186,80 @@ START_TEST(zero_load_latency_through_switch)
 }
 END_TEST
 
+/* 2 leaves x 2 HCAs, 2 spines, all IB: every HCA sends to every other (the
+ * leaf uplinks carry two flows each way, ECMP by flow); small buffers keep
+ * every hop credit-limited. Everything arrives once and in order, and at
+ * the end every buffer is empty, every credit back and every wire quiet. */
+START_TEST(leafspine_all_to_all_lossless)
+{
+    network_register_kinds();
+    sim_kernel *k = sim_kernel_new();
+    topo *t = topo_new("ib-hdr", err, sizeof err);
+    const char *sp[] = { "ports=4", NULL };
+    for (unsigned i = 0; i < 4; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "h%u", i);
+        ck_assert_int_ge(topo_add_node(t, n, "ib_hca", NULL, err, sizeof err), 0);
+    }
+    ck_assert_int_ge(topo_add_node(t, "leaf0", "ib_switch", sp, err, sizeof err), 0);
+    ck_assert_int_ge(topo_add_node(t, "leaf1", "ib_switch", sp, err, sizeof err), 0);
+    ck_assert_int_ge(topo_add_node(t, "spine0", "ib_switch", sp, err, sizeof err), 0);
+    ck_assert_int_ge(topo_add_node(t, "spine1", "ib_switch", sp, err, sizeof err), 0);
+    const char *links[][2] = { { "h0", "leaf0" }, { "h1", "leaf0" }, { "h2", "leaf1" }, { "h3", "leaf1" }, { "leaf0", "spine0" },
+                               { "leaf0", "spine1" }, { "leaf1", "spine0" }, { "leaf1", "spine1" } };
+    for (unsigned i = 0; i < 8; i++) ck_assert_msg(topo_add_link(t, links[i][0], links[i][1], NULL, 50, -1, err, sizeof err) >= 0, "%s", err);
+    ck_assert_msg(topo_finish(t, err, sizeof err) == 0, "%s", err);
+    ib_flow flows[12];
+    unsigned nf = 0;
+    for (uint32_t a = 0; a < 4; a++)
+        for (uint32_t b = 0; b < 4; b++)
+            if (a != b) flows[nf++] = (ib_flow){ .src = a, .dst = b, .sl = (uint8_t)(nf % 4), .payload_bytes = 2048, .packets = 300 };
+    ib_hca_cfg hc = { .flows = flows, .n_flows = nf, .queue_pkts = 4 };
+    ib_port_cfg_default(&hc.port, 4, 8192);
+    ib_switch_cfg sc = { .pipeline_ns = 100 };
+    ib_port_cfg_default(&sc.port, 4, 4400);   /* two 2 KB packets per VL */
+    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .kind_cfg = { { "ib_hca", &hc }, { "ib_switch", &sc } } };
+    sim_fabric *f = sim_fabric_new(k, t, &fc, err, sizeof err);
+    ck_assert_msg(f, "%s", err);
+    uint64_t want = 300ull * nf, got = 0;
+    for (unsigned step = 0; step < 2000 && got < want; step++) {
+        sim_fabric_run(f, sim_now(k) + SIM_US(5));
+        got = 0;
+        for (unsigned e = 0; e < 4; e++) got += ib_hca_stats_get(sim_fabric_component(f, t->endpoint_node[e]))->received;
+    }
+    ck_assert_uint_eq(got, want);
+    for (unsigned e = 0; e < 4; e++) {
+        ib_hca *h = sim_fabric_component(f, t->endpoint_node[e]);
+        ck_assert_uint_eq(ib_hca_stats_get(h)->out_of_order, 0);
+        for (unsigned i = 0; i < nf; i++)
+            if (flows[i].dst == e) ck_assert_uint_eq(ib_hca_flow_received(h, i), 300);
+    }
+    /* let the last FC packets land: then nothing is in flight anywhere */
+    for (unsigned step = 0; step < 1000; step++) {
+        uint64_t in_flight = 0;
+        for (uint32_t l = 0; l < t->n_links; l++) in_flight += sim_link_in_flight(sim_fabric_link(f, l, 0)) + sim_link_in_flight(sim_fabric_link(f, l, 1));
+        if (!in_flight) break;
+        sim_fabric_run(f, sim_now(k) + SIM_NS(10));
+    }
+    char why[512] = "";
+    ck_assert_msg(sim_fabric_check(f, true, why, sizeof why) == 0, "%s", why);
+    /* every port has all its credits back: what its peer advertises is the whole buffer (at most 2048 blocks) */
+    for (uint32_t n = 0; n < t->n_nodes; n++)
+        for (unsigned q = 0; q < t->nodes[n].nports; q++) {
+            if (t->nodes[n].port_link[q] < 0) continue;
+            unsigned pp;
+            int peer = topo_peer(t, n, q, &pp);
+            const ib_port *me = t->nodes[n].kind->forwards ? ib_switch_port(sim_fabric_component(f, n), q)
+                                                          : ib_hca_port(sim_fabric_component(f, n));
+            uint32_t peer_buf = t->nodes[peer].kind->forwards ? sc.port.vl_buffer_bytes : hc.port.vl_buffer_bytes;
+            for (unsigned v = 0; v < 4; v++) ck_assert_uint_eq(ib_port_credits(me, v), ib_adv_blocks(peer_buf));
+        }
+    sim_fabric_free(f);
+    topo_free(t);
+    sim_kernel_free(k);
+}
+END_TEST
+
 START_TEST(bad_tables_refused)
 {
     ib_arb_table t;
@@ -216,6 +290,7 @@ int main(void)
     tcase_add_test(tc, high_priority_takes_the_wire);
     tcase_add_test(tc, full_vl_does_not_block_the_other);
     tcase_add_test(tc, zero_load_latency_through_switch);
+    tcase_add_test(tc, leafspine_all_to_all_lossless);
     tcase_add_test(tc, bad_tables_refused);
     suite_add_tcase(s, tc);
     return run_suite(s);
