@@ -221,7 +221,7 @@ static bool table_any_ready(const ib_port *p, const ib_arb_table *t)
 }
 
 /* The VL the table's turn gives: the current entry while its weight lasts and
- * its VL can send, else the next such entry with a fresh weight (7.6.9.2). */
+ * its VL can send, else the next such entry with a fresh weight (7.6.9). */
 static int table_pick(const ib_port *p, const ib_arb_table *t, ib_arb_pos *pos)
 {
     for (unsigned tries = 0; tries <= t->n; tries++) {
@@ -349,7 +349,7 @@ static void on_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         const ib_fc_body *b = sim_pkt_ext_const(k);
         unsigned vl = b->vl;
         if (vl >= p->cfg.vls) sim_fatal("%s: FC packet for VL %u; this port has %u data VLs", p->name, vl, p->cfg.vls);
-        /* 7.9.4.3: the receiver sets ABR to the FCTBS it is sent; on a lossless wire they are equal */
+        /* 7.9.4: the receiver sets ABR to the FCTBS it is sent; on a lossless wire they are equal */
         if (b->fctbs != p->abr[vl]) p->st.fc_sync_errors++;
         p->abr[vl] = b->fctbs;
         p->fccl[vl] = b->fccl;

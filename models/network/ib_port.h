@@ -9,7 +9,7 @@
  * fc_on_free, as soon as freed blocks can be advertised; they are real
  * messages on the same wire as data, ahead of data when both wait.
  * Transmit side: per VL a FIFO; a packet of b blocks may go only if
- * (FCCL - (FCTBS + b)) mod 4096 <= 2048 (7.9.4.2); VL arbitration by a high-
+ * (FCCL - (FCTBS + b)) mod 4096 <= 2048 (7.9.4); VL arbitration by a high-
  * and a low-priority table of (VL, weight in 64-byte units) with a limit of
  * high priority (7.6.9). Nothing is ever dropped: a packet arriving beyond
  * the buffer is a fatal bug, never a drop.
