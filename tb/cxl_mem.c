@@ -243,6 +243,15 @@ static void mem_run(sim_test_ctx *c)
     double loc_GBps = run_load(&t, CXL_MEM_LOCAL);
     cJSON *llat = lat_obj(iloc.ns, &t.rd_lat);
 
+    if (!c->quiet) {
+        cJSON *objs[3] = { lat, wlat, llat };
+        static const char *const nm[3] = { "CXL loads", "CXL stores", "local loads" };
+        for (unsigned i = 0; i < 3; i++)
+            printf("  %-11s latency ns: idle %.3f, p50 %.1f, p99 %.1f\n", nm[i],
+                   cJSON_GetObjectItem(objs[i], "idle")->valuedouble, cJSON_GetObjectItem(objs[i], "p50")->valuedouble,
+                   cJSON_GetObjectItem(objs[i], "p99")->valuedouble);
+    }
+
     /* ---- report ---- */
     double link_GBps = cfg.lanes * cfg.gts / 8.0 * 128.0 / 130.0;
     double goodput = link_GBps * 64.0 / 68.0;   /* at most 64 B of data in a 68 B flit (an all-data flit) */

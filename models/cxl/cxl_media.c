@@ -34,7 +34,6 @@ static void media_run(void *ctx)
         m->busy_ps += q32_ps_up(m->line_ps_q32);
         t->t_elig = now + m->access_ps;
         cxl_mq_push(&m->busy, t);
-        m->started++;
         if (m->cfg.started) m->cfg.started(m->cfg.ctx, t);
     }
     sim_time_ps next = SIM_TIME_MAX;
@@ -66,5 +65,3 @@ void cxl_media_push(cxl_media *m, cxl_lmsg *t)
     cxl_mq_push(&m->wait, t);
     media_wake(m, t->t_elig);
 }
-
-double cxl_media_line_ns(const cxl_media *m) { return (double)m->line_ps_q32 / 4294967296.0 / 1000.0; }

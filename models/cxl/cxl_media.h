@@ -37,8 +37,7 @@ struct cxl_media {
     cxl_mq busy;                  /* t_elig = access done */
     sim_process proc;
     sim_event wake;
-    uint64_t started, completed;  /* conservation: pushed = completed + waiting + busy */
-    uint64_t pushed;
+    uint64_t pushed, completed;   /* conservation: pushed = completed + waiting + busy */
     sim_time_ps busy_ps;          /* channel occupancy (lines x line time) */
 };
 
@@ -47,7 +46,5 @@ void cxl_media_init(cxl_media *m, sim_kernel *k, const cxl_media_cfg *cfg);
 void cxl_media_push(cxl_media *m, cxl_lmsg *t);
 /* Requests queued or in service. */
 static inline unsigned cxl_media_inflight(const cxl_media *m) { return m->wait.n + m->busy.n; }
-/* One 64 B line's channel time, ps (rounded). */
-double cxl_media_line_ns(const cxl_media *m);
 
 #endif
