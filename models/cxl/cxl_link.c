@@ -1,6 +1,7 @@
 /* One direction of a CXL link: class queues, 68 B flit packing, credits (see cxl_link.h). */
 #include "models/cxl/cxl_link.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,20 @@ void cxl_path_add(cxl_path *p, const char *name, sim_time_ps ps, bool link)
 double cxl_link_GBps(unsigned lanes, double gts)
 {
     return lanes * gts / 8.0 * 128.0 / 130.0;   /* 8, 16 and 32 GT/s all use 128b/130b */
+}
+
+void cxl_link_check_params(const char *test, unsigned lanes, double gts)
+{
+    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
+        sim_input_error("%s: lanes=%u; allowed: 1, 2, 4, 8, 16", test, lanes);
+    if (fabs(gts - 64) < 1e-9)
+        sim_input_error("%s: gts=64 needs the 256-byte flit mode (CXL 3.x on the PCIe 6 Flit Mode PHY), which is not "
+                        "modelled; this model has the 68-byte flit mode only; allowed: 8, 16, 32", test);
+    if (fabs(gts - 2.5) < 1e-9 || fabs(gts - 5) < 1e-9)
+        sim_input_error("%s: gts=%g is not a CXL rate (a Flex Bus link trains there in PCIe mode only; CXL 1.1/2.0 "
+                        "run at 32 GT/s and fall back to 16 or 8); allowed: 8, 16, 32", test, gts);
+    if (fabs(gts - 8) > 1e-9 && fabs(gts - 16) > 1e-9 && fabs(gts - 32) > 1e-9)
+        sim_input_error("%s: gts=%g; allowed: 8, 16, 32 (the 68-byte flit mode's rates)", test, gts);
 }
 
 void cxl_mq_push(cxl_mq *q, cxl_lmsg *t)
@@ -265,7 +280,8 @@ cxl_port *cxl_port_new(sim_kernel *k, sim_trace *tr, const cxl_port_cfg *cfg)
     sim_dont_initialize(&p->proc);
     if (tr) {
         sim_trace_push_scope(tr, cfg->scope);
-        for (unsigned c = 0; c < CXL_PORT_CLASSES; c++) p->tv_ch[c] = sim_trace_add_string(tr, cfg->class_names[c]);
+        for (unsigned c = 0; c < CXL_PORT_CLASSES; c++)
+            if (cfg->class_names[c]) p->tv_ch[c] = sim_trace_add_string(tr, cfg->class_names[c]);
         sim_trace_pop_scope(tr);
         if (cfg->flits) sim_link_trace(p->link, tr, flit_label);
     }

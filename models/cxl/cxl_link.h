@@ -42,6 +42,9 @@ static inline sim_time_ps cxl_ns_ps(double ns) { return (sim_time_ps)(ns * 1000.
 
 /* Bandwidth of one direction of the link after 128b/130b encoding, 1e9 B/s. */
 double cxl_link_GBps(unsigned lanes, double gts);
+/* Refuses (exit 2, naming `test`) a width other than 1, 2, 4, 8, 16 lanes and a
+ * rate other than 8, 16, 32 GT/s (the 68 B flit mode's). */
+void cxl_link_check_params(const char *test, unsigned lanes, double gts);
 
 /* A message on a port. m.ch - the port's chan_base is its class. */
 typedef struct cxl_lmsg {
@@ -75,7 +78,7 @@ typedef bool (*cxl_port_hold_fn)(void *ctx, const cxl_port *p, unsigned cls, con
 typedef struct cxl_port_cfg {
     const char *name;              /* the kernel link's name */
     const char *scope;             /* trace scope of the class variables */
-    const char *class_names[CXL_PORT_CLASSES];   /* trace variable per class */
+    const char *class_names[CXL_PORT_CLASSES];   /* trace variable per class (NULL: a class never used) */
     unsigned chan_base;            /* channel of class 0 */
     unsigned hdr_bits[CXL_PORT_CLASSES];
     bool has_data[CXL_PORT_CLASSES];   /* the class carries a 64 B line */

@@ -44,6 +44,10 @@ const char *cxl_op_name(unsigned ch, unsigned op)
     case CXL_H2D_DATA: return "H2DData";
     case CXL_MEM_RD: return "MemRd";
     case CXL_MEM_DATA: return "MemData";
+    case CXL_M2S_REQ: return op == CXL_MEM_OP_MEMRD ? "MemRd" : "?";
+    case CXL_M2S_RWD: return op == CXL_MEM_OP_MEMWR ? "MemWr" : "?";
+    case CXL_S2M_NDR: return op == CXL_MEM_OP_CMP ? "Cmp" : "?";
+    case CXL_S2M_DRS: return op == CXL_MEM_OP_MEMDATA ? "MemData" : "?";
     default: return "?";
     }
 }
@@ -73,10 +77,18 @@ unsigned cxl_hdr_bits(unsigned ch)
     case CXL_H2D_REQ: return 64;
     case CXL_H2D_RSP: return 32;
     case CXL_H2D_DATA: return 24;
+    /* CXL.mem (CXL 2.0 field tables; CXL2_MEM_PKG.sv sums to the same for Req, RwD and NDR) */
+    case CXL_M2S_REQ: return 87;
+    case CXL_M2S_RWD: return 87;
+    case CXL_S2M_NDR: return 30;
+    case CXL_S2M_DRS: return 40;
     default: return 0;
     }
 }
-bool cxl_has_data(unsigned ch) { return ch == CXL_D2H_DATA || ch == CXL_H2D_DATA; }
+bool cxl_has_data(unsigned ch)
+{
+    return ch == CXL_D2H_DATA || ch == CXL_H2D_DATA || ch == CXL_M2S_RWD || ch == CXL_S2M_DRS;
+}
 
 /* ---------------------------------------------------------- permissions */
 unsigned cxl_dstate_perm(unsigned st)

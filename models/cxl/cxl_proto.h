@@ -23,6 +23,15 @@
 /* Channels. The first six are CXL.cache; MEM_* is the home agent's path to memory. */
 enum cxl_chan { CXL_D2H_REQ, CXL_D2H_RSP, CXL_D2H_DATA, CXL_H2D_REQ, CXL_H2D_RSP, CXL_H2D_DATA, CXL_MEM_RD, CXL_MEM_DATA,
                 CXL_N_CHAN };
+/* CXL.mem channels (Type-3 memory, cxl_mem.h), numbered after the CXL.cache ones so
+ * that a cxl_port's three classes (request, response, data = channel - chan_base)
+ * hold them: M2S carries Req and RwD (no response class), S2M NDR and DRS (no
+ * request class). The _NONE numbers are never sent. */
+enum cxl_mem_chan { CXL_M2S_REQ = CXL_N_CHAN, CXL_M2S_NONE, CXL_M2S_RWD, CXL_S2M_NONE, CXL_S2M_NDR, CXL_S2M_DRS,
+                    CXL_MEM_CHAN_END };
+/* CXL.mem opcodes used (CXL 2.0 encodings: M2S Req MemRd 0001, M2S RwD MemWr 0001,
+ * S2M NDR Cmp 000, S2M DRS MemData 000). */
+enum cxl_mem_op { CXL_MEM_OP_MEMRD = 1, CXL_MEM_OP_MEMWR = 1, CXL_MEM_OP_CMP = 0, CXL_MEM_OP_MEMDATA = 0 };
 
 /* D2H Req opcodes (CXL 3.0 Table 3-18 names). */
 enum cxl_d2h_req { RdCurr, RdOwn, RdShared, RdAny, RdOwnNoData, ItoMWr, WrCur, CLFlush, CleanEvict, DirtyEvict,
@@ -188,7 +197,8 @@ const char *cxl_core_op_name(unsigned op);
 const char *cxl_inject_name(unsigned inj);
 /* "RdOwn L3 cq5 a1" style label. */
 void cxl_msg_label(const cxl_msg *m, char *buf, size_t n);
-/* Header size (bits) and whether it carries a 64 B line, per CXL 2.0 68B-flit formats. */
+/* Header size (bits) and whether it carries a 64 B line, per CXL 2.0 68B-flit formats
+ * (CXL.cache and CXL.mem channels). */
 unsigned cxl_hdr_bits(unsigned ch);
 bool cxl_has_data(unsigned ch);
 

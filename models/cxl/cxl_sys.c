@@ -1080,26 +1080,12 @@ void cxl_sys_cfg_defaults(cxl_sys_cfg *c)
  * different packer (15 slots, other header formats, whole-line data), which
  * this model does not have, so it refuses the rate rather than run 68 B flits
  * at it. */
-static void check_link_params(const char *test, unsigned lanes, double gts)
-{
-    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
-        sim_input_error("%s: lanes=%u; allowed: 1, 2, 4, 8, 16", test, lanes);
-    if (fabs(gts - 64) < 1e-9)
-        sim_input_error("%s: gts=64 needs the 256-byte flit mode (CXL 3.x on the PCIe 6 Flit Mode PHY), which is not "
-                        "modelled; this model has the 68-byte flit mode only; allowed: 8, 16, 32", test);
-    if (fabs(gts - 2.5) < 1e-9 || fabs(gts - 5) < 1e-9)
-        sim_input_error("%s: gts=%g is not a CXL rate (a Flex Bus link trains there in PCIe mode only; CXL 1.1/2.0 "
-                        "run at 32 GT/s and fall back to 16 or 8); allowed: 8, 16, 32", test, gts);
-    if (fabs(gts - 8) > 1e-9 && fabs(gts - 16) > 1e-9 && fabs(gts - 32) > 1e-9)
-        sim_input_error("%s: gts=%g; allowed: 8, 16, 32 (the 68-byte flit mode's rates)", test, gts);
-}
-
 void cxl_sys_cfg_timing_from_params(cxl_sys_cfg *c, const sim_params *p, const char *test)
 {
     c->link_ns = sim_param_double(p, "link_ns");
     c->lanes = (unsigned)sim_param_int(p, "lanes");
     c->gts = sim_param_double(p, "gts");
-    check_link_params(test, c->lanes, c->gts);
+    cxl_link_check_params(test, c->lanes, c->gts);
     c->home_ns = sim_param_double(p, "home_ns");
     c->core_snoop_ns = sim_param_double(p, "core_snoop_ns");
     c->dev_ns = sim_param_double(p, "dev_ns");
