@@ -17,6 +17,7 @@
 #include "models/server/server.h"
 #include "sim/fabric.h"
 #include "sim/sim.h"
+#include "tb/server_common.h"
 
 static const sim_param_def h2d_params[] = {
     SIM_PARAM_ENUM("dir", "h2d", "h2d|d2h|d2d_p2p",
@@ -48,37 +49,14 @@ static const sim_param_def h2d_params[] = {
     SIM_PARAM_END,
 };
 
-/* ---- independent goodput model (docs/models/pcie.md; spec numbers written out) ---- */
-static double ref_raw_GBps(unsigned gen, unsigned lanes)
-{
-    static const double gt[7] = { 0, 2.5, 5, 8, 16, 32, 64 };
-    double enc = gen <= 2 ? 0.8 : gen <= 5 ? 128.0 / 130.0 : 1.0;
-    return gt[gen] * enc * lanes / 8.0;
-}
-/* SKP share of a busy transmitter: 8b/10b 4 symbols / 1180; 128b/130b (and Gen6) 20 / (370 x 16). */
-static double ref_skp_frac(unsigned gen) { return gen <= 2 ? 4.0 / 1180.0 : 20.0 / (370.0 * 16.0); }
-/* Wire time per payload byte of data TLPs of `payload` bytes with an `hdr`-byte header:
- * Non-Flit 8 B framing per TLP; Flit Mode 236 TLP bytes per 256 B flit. */
-static double ref_data_GBps(unsigned gen, unsigned lanes, double payload, double hdr, bool with_skp)
-{
-    double raw = ref_raw_GBps(gen, lanes);
-    double eff = gen == 6 ? 236.0 / 256.0 * payload / (payload + hdr) : payload / (payload + hdr + 8.0);
-    return raw * eff * (with_skp ? 1.0 - ref_skp_frac(gen) : 1.0);
-}
-
 #define MAX_COPIES 8
-#define MAX_HOPS 64
-#define SERVER_PATH_NODES 64   /* the topologies used here are small */
-
-typedef struct hop { uint32_t link; unsigned dir; bool data; double util, stall_ns; char name[2 * (TOPO_NAME_MAX + 8) + 4]; } hop;
 
 typedef struct copy_run {
     server_copy_stats st;              /* the receivers' together (h2d: the GPUs; d2h: the host; p2p: the peer) */
     server_copy_stats gpu_st[MAX_COPIES];   /* h2d: each copier's */
     sim_time_ps start_ps, end_ps;
     uint64_t dram_bytes, host_tlps, p2p_tlps;
-    hop hops[MAX_HOPS];
-    unsigned n_hops;
+    srv_hops hops;
     int cons;
     char why[512];
     bool finished;
@@ -91,52 +69,6 @@ typedef struct copy_plan {
     uint32_t copier[MAX_COPIES], src[MAX_COPIES], dst[MAX_COPIES];   /* node ids: data from src to dst */
     enum server_copy_dir dir;
 } copy_plan;
-
-/* Adds the hops of the tree path a -> b (data direction), and their reverse. */
-static void add_path(copy_run *r, const topo *t, uint32_t a, uint32_t b)
-{
-    uint32_t dist[SERVER_PATH_NODES];
-    topo_bfs_to(t, b, dist);
-    for (uint32_t u = a; u != b;) {
-        unsigned q = 0;
-        int w = -1;
-        for (; q < t->nodes[u].nports; q++) {
-            w = topo_peer(t, u, q, NULL);
-            if (w >= 0 && dist[w] + 1 == dist[u]) break;
-        }
-        if (q == t->nodes[u].nports) sim_fatal("h2d_copy: no path from %s to %s", t->nodes[a].name, t->nodes[b].name);
-        uint32_t li = (uint32_t)t->nodes[u].port_link[q];
-        unsigned d = t->links[li].a == u ? 0 : 1;
-        for (unsigned back = 0; back < 2; back++) {
-            unsigned dd = d ^ back, i = 0;
-            while (i < r->n_hops && !(r->hops[i].link == li && r->hops[i].dir == dd)) i++;
-            if (i == r->n_hops) {
-                if (r->n_hops == MAX_HOPS) sim_fatal("h2d_copy: more than %d hops", MAX_HOPS);
-                const topo_link *l = &t->links[li];
-                uint32_t from = dd ? l->b : l->a, to = dd ? l->a : l->b;
-                unsigned fp = dd ? l->b_port : l->a_port, tp = dd ? l->a_port : l->b_port;
-                r->hops[i] = (hop){ .link = li, .dir = dd };
-                char pa[TOPO_NAME_MAX + 8], pb[TOPO_NAME_MAX + 8];   /* the fabric's own link names */
-                topo_port_name(t, from, fp, pa, sizeof pa);
-                topo_port_name(t, to, tp, pb, sizeof pb);
-                snprintf(r->hops[i].name, sizeof r->hops[i].name, "%s->%s", pa, pb);
-                r->n_hops++;
-            }
-            if (!back) r->hops[i].data = true;
-        }
-        u = (uint32_t)w;
-    }
-}
-
-static bool ports_quiet(const sim_fabric *f, const topo *t)
-{
-    for (uint32_t n = 0; n < t->n_nodes; n++)
-        for (unsigned q = 0; q < t->nodes[n].nports; q++) {
-            pcie_port *p = server_node_port(f, n, q);
-            if (p && (pcie_port_replay_occupancy(p) || pcie_port_rx_buffered(p))) return false;
-        }
-    return true;
-}
 
 static void sum_stats(server_copy_stats *a, const server_copy_stats *b)
 {
@@ -176,7 +108,7 @@ static void run_copy(sim_kernel *k, const copy_plan *pl, server_cfg *sc, sim_tra
             sum_stats(&r->st, &st);
         }
         bool done = r->st.streams_done == pl->n && sim_now(k) >= r->st.done_ps;
-        if (done && ports_quiet(f, t)) { r->finished = true; break; }
+        if (done && srv_ports_quiet(f, t)) { r->finished = true; break; }
         if (sim_now(k) == before || sim_now(k) >= limit) break;
     }
     server_copy_stats hs;
@@ -196,24 +128,10 @@ static void run_copy(sim_kernel *k, const copy_plan *pl, server_cfg *sc, sim_tra
     }
     r->end_ps = r->st.done_ps;
     double copy_ns = (double)(r->end_ps - r->start_ps) / 1000.0;
-    for (unsigned i = 0; i < pl->n; i++) add_path(r, t, pl->src[i], pl->dst[i]);
-    for (unsigned i = 0; i < r->n_hops; i++) {
-        hop *hp = &r->hops[i];
-        const topo_link *l = &t->links[hp->link];
-        pcie_port *sender = server_node_port(f, hp->dir ? l->b : l->a, hp->dir ? l->b_port : l->a_port);
-        hp->util = copy_ns > 0 ? (double)sim_link_window_bytes(sim_fabric_link(f, hp->link, hp->dir)) / l->GBps / copy_ns : 0;
-        hp->stall_ns = (double)pcie_port_stall_ps(sender) / 1000.0;
-    }
+    for (unsigned i = 0; i < pl->n; i++) srv_add_path(&r->hops, t, pl->src[i], pl->dst[i]);
+    srv_measure_hops(&r->hops, f, t, copy_ns);
     r->cons = sim_fabric_check(f, r->finished, r->why, sizeof r->why);
     sim_fabric_free(f);
-}
-
-/* Hop count of the tree path between two nodes. */
-static unsigned path_hops(const topo *t, uint32_t a, uint32_t b)
-{
-    uint32_t dist[SERVER_PATH_NODES];
-    topo_bfs_to(t, b, dist);
-    return dist[a];
 }
 
 static void h2d_run(sim_test_ctx *c)
@@ -279,7 +197,7 @@ static void h2d_run(sim_test_ctx *c)
     /* the generators choose their links' preset from gen and lanes: the default preset is unused */
     topo *t = topo_from_string(spec, "pcie-gen5-x16", err, sizeof err);
     if (!t) sim_input_error("h2d_copy: %s", err);
-    if (t->n_nodes > SERVER_PATH_NODES) sim_fatal("h2d_copy: %u nodes", t->n_nodes);
+    if (t->n_nodes > SRV_PATH_NODES) sim_fatal("h2d_copy: %u nodes", t->n_nodes);
     copy_plan pl = { .t = t, .n = gpus, .dir = sc.dir };
     static const char *const names[MAX_COPIES + 1] = { "gpu0", "gpu1", "gpu2", "gpu3", "gpu4", "gpu5", "gpu6", "gpu7", NULL };
     const char *copiers[2] = { p2p_rd ? "gpu1" : "gpu0", NULL };
@@ -314,23 +232,12 @@ static void h2d_run(sim_test_ctx *c)
                         ? (double)(big.st.bytes_received - big.st.first_data_bytes) * 1000.0 / (double)(big.st.last_data_ps - big.st.first_data_ps)
                         : 0;
     double latency_us = (double)(small.end_ps - small.start_ps) / 1e6;
-    unsigned worst = 0;
-    double worst_score = -1;
-    cJSON *util = cJSON_CreateObject(), *stall = cJSON_CreateObject();
-    for (unsigned i = 0; i < big.n_hops; i++) {
-        cJSON_AddNumberToObject(util, big.hops[i].name, big.hops[i].util);
-        cJSON_AddNumberToObject(stall, big.hops[i].name, big.hops[i].stall_ns);
-        double score = fmax(big.hops[i].util, copy_ns > 0 ? big.hops[i].stall_ns / copy_ns : 0);
-        if (score > worst_score) worst_score = score, worst = i;
-    }
     sim_report *rep = c->report;
     sim_report_metric(rep, "GBps", GBps);
     sim_report_metric(rep, "steady_GBps", steady);
     sim_report_metric(rep, "latency_us", latency_us);
     sim_report_metric(rep, "copy_us", copy_ns / 1000.0);
-    sim_report_metric_json(rep, "link_util", util);
-    sim_report_metric_json(rep, "credit_stall_ns", stall);
-    sim_report_metric_json(rep, "bottleneck", cJSON_CreateString(big.hops[worst].name));
+    unsigned worst = srv_report_hops(rep, &big.hops, copy_ns);
     sim_report_metric(rep, "host_dram_bytes", (double)big.dram_bytes);
     sim_report_metric(rep, "tlps", (double)big.st.tlps_received);
     sim_report_metric(rep, "link_raw_GBps", t->links[0].GBps);
@@ -350,7 +257,7 @@ static void h2d_run(sim_test_ctx *c)
                   big.dram_bytes, total);
     /* the data TLPs: CplD (3DW header, up to MPS) for reads, MWr (4DW, 64-bit address) for writes */
     double hdr = reads ? 12 : 16;
-    double bound = ref_data_GBps(gen, lanes, sc.mps, hdr, false);
+    double bound = srv_ref_data_GBps(gen, lanes, sc.mps, hdr, false);
     /* the shared hops: each switch uplink carries its GPUs' copies, so the
      * aggregate is bounded by one link's goodput per switch in use */
     unsigned per = server_topo ? 8 / nsw : 1, used = p2p ? 1 : (gpus + per - 1) / per;
@@ -366,14 +273,14 @@ static void h2d_run(sim_test_ctx *c)
     /* The band: link-limited goodput (data TLPs + SKP) on each shared hop, unless
      * the reads' window (tags x MRRS over the request round trip) or the
      * completion credits limit each copy first. */
-    unsigned hops = path_hops(t, pl.src[0], pl.dst[0]);
-    double link = ref_data_GBps(gen, lanes, sc.mps, hdr, true), pred = link, lo = 0.97, hi = 1.003;
+    unsigned hops = srv_path_hops(t, pl.src[0], pl.dst[0]);
+    double link = srv_ref_data_GBps(gen, lanes, sc.mps, hdr, true), pred = link, lo = 0.97, hi = 1.003;
     const char *regime = "link-limited";
     double wire_ns = t->links[0].latency_ns, sw_ns = (hops - 1) * sc.switch_ns;
     if (reads) {
-        double raw = ref_raw_GBps(gen, lanes);
+        double raw = srv_ref_raw_GBps(gen, lanes);
         double mem_ns = p2p ? sc.hbm_ns + sc.mrrs / sc.hbm_GBps : 2 * sc.rc_ns + sc.dram_ns + sc.mrrs / sc.dram_GBps;
-        double rtt_ns = 24.0 / raw + hops * (2 * wire_ns + 2 * sc.rx_ns) + 2 * sw_ns + mem_ns + sc.mrrs / ref_data_GBps(gen, lanes, sc.mps, hdr, false);
+        double rtt_ns = srv_read_rtt_ns(gen, lanes, sc.mps, sc.mrrs, hops, wire_ns, sc.rx_ns, sc.switch_ns, mem_ns);
         double win_GBps = (double)sc.tags * sc.mrrs / rtt_ns;
         if (win_GBps < pred) pred = win_GBps, lo = 0.85, hi = 1.15, regime = "tag-limited: tags x MRRS / request round trip";
         /* the GPU's completion credits: a window of CplDs per credit loop (docs/models/pcie.md,
@@ -390,7 +297,7 @@ static void h2d_run(sim_test_ctx *c)
             if (gi < g) g = gi;
         }
         if (cpl_window < 1e30) {
-            double tlp_ns = sc.mps / ref_data_GBps(gen, lanes, sc.mps, hdr, false);
+            double tlp_ns = sc.mps / srv_ref_data_GBps(gen, lanes, sc.mps, hdr, false);
             double sym_ns = (gen <= 2 ? 10.0 : 8.0) / (gen == 1 ? 2.5 : gen == 2 ? 5 : gen == 3 ? 8 : gen == 4 ? 16 : gen == 5 ? 32 : 64);
             double ack_ns = pcie_ack_limit_symbols(gen, lanes, sc.mps) * sym_ns;
             double fc_ns = gen == 6 ? 256.0 / raw : 8.0 / raw;
@@ -412,8 +319,8 @@ static void h2d_run(sim_test_ctx *c)
         sim_check(rep, "goodput_in_predicted_band", steady >= lo * agg_pred && steady <= hi * agg_pred,
                   "steady %.3f GB/s vs %.3f GB/s predicted (%s, %u shared hop(s); band %.3f..%.3f)", steady, agg_pred, regime, used, lo, hi);
     if (big_enough && !strcmp(regime, "link-limited"))
-        sim_check(rep, "bottleneck_is_data_hop", big.hops[worst].data, "bottleneck %s (util %.3f, stall %.0f ns) %s the data's path",
-                  big.hops[worst].name, big.hops[worst].util, big.hops[worst].stall_ns, big.hops[worst].data ? "is on" : "is not on");
+        sim_check(rep, "bottleneck_is_data_hop", big.hops.h[worst].data, "bottleneck %s (util %.3f, stall %.0f ns) %s the data's path",
+                  big.hops.h[worst].name, big.hops.h[worst].util, big.hops.h[worst].stall_ns, big.hops.h[worst].data ? "is on" : "is not on");
     /* reads: request there and data back (two wires a hop, the switches both ways), the memory at
      * the far end, then HBM; writes: HBM, then the data once over each hop, then the far memory */
     double far_ns = p2p ? sc.hbm_ns : (reads ? 2 * sc.rc_ns : sc.rc_ns) + sc.dram_ns;
@@ -425,7 +332,7 @@ static void h2d_run(sim_test_ctx *c)
     if (!c->quiet)
         fprintf(stderr, "h2d_copy: %s %" PRIu64 " B x %u Gen%u x%u: %.2f GB/s (steady %.2f), bottleneck %s\n",
                 p2p ? (p2p_rd ? "d2d_p2p read" : "d2d_p2p write") : sc.dir == SERVER_H2D ? "h2d" : "d2h", sc.bytes, gpus, gen, lanes, GBps,
-                steady, big.hops[worst].name);
+                steady, big.hops.h[worst].name);
     topo_free(t);
 }
 
