@@ -68,6 +68,14 @@ void srv_add_path(srv_hops *r, const topo *t, uint32_t a, uint32_t b)
     }
 }
 
+void srv_add_resource(srv_hops *r, const char *name, double util)
+{
+    if (r->n == SRV_MAX_HOPS) sim_fatal("server test: more than %d hops", SRV_MAX_HOPS);
+    srv_hop *h = &r->h[r->n++];
+    *h = (srv_hop){ .link = SRV_NO_LINK, .data = true, .util = util };
+    snprintf(h->name, sizeof h->name, "%s", name);
+}
+
 unsigned srv_path_hops(const topo *t, uint32_t a, uint32_t b)
 {
     uint32_t dist[SRV_PATH_NODES];
@@ -90,6 +98,7 @@ void srv_measure_hops(srv_hops *r, sim_fabric *f, const topo *t, double window_n
 {
     for (unsigned i = 0; i < r->n; i++) {
         srv_hop *hp = &r->h[i];
+        if (hp->link == SRV_NO_LINK) continue;
         const topo_link *l = &t->links[hp->link];
         pcie_port *sender = server_node_port(f, hp->dir ? l->b : l->a, hp->dir ? l->b_port : l->a_port);
         hp->util = window_ns > 0 ? (double)sim_link_window_bytes(sim_fabric_link(f, hp->link, hp->dir)) / l->GBps / window_ns : 0;

@@ -28,14 +28,17 @@ double srv_read_rtt_ns(unsigned gen, unsigned lanes, unsigned mps, unsigned mrrs
                        double switch_ns, double mem_ns);
 
 #define SRV_MAX_HOPS 64
-#define SRV_PATH_NODES 64   /* the topologies used here are small */
+#define SRV_PATH_NODES 64
+#define SRV_NO_LINK UINT32_MAX   /* the topologies used here are small */
 
-/* One direction of one link; data: a transfer's data crosses it (else only its requests or acks). */
+/* One direction of one link (link SRV_NO_LINK: another resource); data: a transfer's data crosses it (else only its requests or acks). */
 typedef struct srv_hop { uint32_t link; unsigned dir; bool data; double util, stall_ns; char name[2 * (TOPO_NAME_MAX + 8) + 4]; } srv_hop;
 typedef struct srv_hops { srv_hop h[SRV_MAX_HOPS]; unsigned n; } srv_hops;
 
 /* Adds the hops of the tree path a -> b (data direction, marked data), and their reverse. */
 void srv_add_path(srv_hops *r, const topo *t, uint32_t a, uint32_t b);
+/* Adds a resource that is no link (a NIC's line, a CPU's copy) with its utilisation, as a data hop. */
+void srv_add_resource(srv_hops *r, const char *name, double util);
 /* Hop count of the tree path between two nodes. */
 unsigned srv_path_hops(const topo *t, uint32_t a, uint32_t b);
 /* No PCIe port of any node holds an unacknowledged or undelivered TLP. */
