@@ -25,7 +25,9 @@ static const sim_param_def h2d_params[] = {
     SIM_PARAM_ENUM("p2p", "write", "write|read", "d2d_p2p: gpu0 writes gpu1's BAR (MWr), or gpu1 reads gpu0's (MRd, CplD from gpu0's HBM)"),
     SIM_PARAM_INT("bytes", "4194304", "B", 1, 1 << 30, "size of the copy"),
     SIM_PARAM_INT("lat_bytes", "64", "B", 1, 65536, "size of the small copy whose time is latency_us (run on its own)"),
-    SIM_PARAM_BOOL("pinned", "1", "host buffer pinned (1); pageable (0: bounce through a staging buffer) is not modelled yet"),
+    SIM_PARAM_BOOL("pinned", "1", "host buffer pinned (1), or pageable (0, h2d only): the CPU copies each chunk into a pinned staging buffer first"),
+    SIM_PARAM_INT("staging_bytes", "2097152", "B", 4096, 1 << 30, "pinned=0: one staging buffer (two, double-buffered) [assumed: CUDA's size is not published]"),
+    SIM_PARAM_DOUBLE("memcpy_GBps", "12", "GB/s", 0.1, 1e4, "pinned=0: the CPU's single-thread memcpy [assumed: ~10-20 GB/s on current servers]"),
     SIM_PARAM_INT("gen", "5", "", 1, 6, "PCIe generation 1..6 (Gen6: Flit Mode)"),
     SIM_PARAM_INT("lanes", "16", "", 1, 16, "link width: 1, 2, 4, 8, 16"),
     SIM_PARAM_INT("gpus", "1", "", 1, 8, "GPUs copying at once (gpu0..): more than 1 run on server:gpus=8 and share switch uplinks"),
@@ -126,10 +128,13 @@ static void run_copy(sim_kernel *k, const copy_plan *pl, server_cfg *sc, sim_tra
         sim_time_ps l = server_gpu_launch_ps(sim_fabric_component(f, pl->copier[i]));
         if (l < r->start_ps) r->start_ps = l;
     }
+    if (sc->pageable && server_host_launch_ps(h) < r->start_ps) r->start_ps = server_host_launch_ps(h);   /* the CPU's first memcpy */
     r->end_ps = r->st.done_ps;
     double copy_ns = (double)(r->end_ps - r->start_ps) / 1000.0;
     for (unsigned i = 0; i < pl->n; i++) srv_add_path(&r->hops, t, pl->src[i], pl->dst[i]);
     srv_measure_hops(&r->hops, f, t, copy_ns);
+    /* a pageable copy's CPU memcpy (one thread per copy): busy bytes / memcpy_GBps of the copy's time */
+    if (sc->pageable) srv_add_resource(&r->hops, "host0.memcpy", copy_ns > 0 ? (double)sc->bytes / sc->memcpy_GBps / copy_ns : 0);
     r->cons = sim_fabric_check(f, r->finished, r->why, sizeof r->why);
     sim_fabric_free(f);
 }
@@ -139,8 +144,10 @@ static void h2d_run(sim_test_ctx *c)
     const sim_params *p = c->params;
     int dir = sim_param_enum(p, "dir");
     bool p2p = dir == 2;
-    if (!sim_param_bool(p, "pinned"))
-        sim_input_error("h2d_copy: pinned=0: pageable copies (a CPU memcpy through a pinned staging buffer) are not modelled yet; allowed: pinned=1");
+    bool pageable = !sim_param_bool(p, "pinned");
+    if (pageable && dir != 0)
+        sim_input_error("h2d_copy: pinned=0 dir=%s: pageable copies are modelled host to device only; allowed: pinned=0 with dir=h2d",
+                        dir == 1 ? "d2h" : "d2d_p2p");
     unsigned gpus = (unsigned)sim_param_int(p, "gpus"), nsw = (unsigned)sim_param_int(p, "switches");
     if (p2p && gpus != 1)
         sim_input_error("h2d_copy: dir=d2d_p2p gpus=%u: the peer-to-peer copy is one pair (gpu0 to gpu1); allowed: gpus=1", gpus);
@@ -158,6 +165,14 @@ static void h2d_run(sim_test_ctx *c)
     sc.dir = dir == 0 ? SERVER_H2D : dir == 1 ? SERVER_D2H : p2p_rd ? SERVER_P2P_RD : SERVER_P2P_WR;
     bool reads = sc.dir == SERVER_H2D || sc.dir == SERVER_P2P_RD;
     sc.bytes = (uint64_t)sim_param_int(p, "bytes");
+    if (pageable) {
+        sc.pageable = true;
+        sc.chunk_bytes = (uint64_t)sim_param_int(p, "staging_bytes");
+        sc.memcpy_GBps = sim_param_double(p, "memcpy_GBps");
+    } else {
+        sim_param_not_applicable(p, "staging_bytes", "pinned=1: the GPU reads the pinned buffer itself, nothing is staged");
+        sim_param_not_applicable(p, "memcpy_GBps", "pinned=1: no CPU copy");
+    }
     uint64_t lat_bytes = (uint64_t)sim_param_int(p, "lat_bytes");
     sc.mps = (unsigned)sim_param_int(p, "mps");
     sc.rx_ns = sim_param_double(p, "rx_ns");
@@ -252,8 +267,11 @@ static void h2d_run(sim_test_ctx *c)
         sim_check(rep, "p2p_no_host_dram", big.dram_bytes == 0 && big.host_tlps == 0 && small.dram_bytes == 0 && big.p2p_tlps > 0,
                   "host DRAM moved %" PRIu64 " bytes, the root ports received %" PRIu64 " TLPs; %" PRIu64 " TLPs turned at the switch",
                   big.dram_bytes, big.host_tlps, big.p2p_tlps);
-    else
+    else if (!pageable)
         sim_check(rep, "host_dram_touched_once", big.dram_bytes == total, "host DRAM moved %" PRIu64 " bytes for %" PRIu64 " bytes copied",
+                  big.dram_bytes, total);
+    else   /* the memcpy reads the pageable buffer and writes staging, then the DMA reads staging */
+        sim_check(rep, "host_dram_memcpy_and_dma", big.dram_bytes == 3 * total, "host DRAM moved %" PRIu64 " bytes for %" PRIu64 " bytes copied (3x expected)",
                   big.dram_bytes, total);
     /* the data TLPs: CplD (3DW header, up to MPS) for reads, MWr (4DW, 64-bit address) for writes */
     double hdr = reads ? 12 : 16;
@@ -315,10 +333,24 @@ static void h2d_run(sim_test_ctx *c)
     }
     if (agg_pred < used * pred) lo = fmin(lo, 0.95);   /* copies sharing a hop: their TLPs interleave in the switch */
     bool big_enough = sc.bytes >= 64u * sc.mps;
-    if (big_enough)
+    if (pageable && big_enough) {
+        /* double-buffered staging: the first chunk's memcpy, then the slower of memcpy and DMA for the
+         * rest, then the last chunk's DMA; or DRAM, which moves 3 B per byte copied (memcpy read and
+         * write, DMA read), whichever takes longer */
+        double m = sc.memcpy_GBps, dma = agg_pred / gpus;
+        double chunk = (double)(sc.chunk_bytes < sc.bytes ? sc.chunk_bytes : sc.bytes), b = (double)sc.bytes;
+        double rtt_ns = srv_read_rtt_ns(gen, lanes, sc.mps, sc.mrrs, hops, wire_ns, sc.rx_ns, sc.switch_ns, 2 * sc.rc_ns + sc.dram_ns);
+        double t_ns = chunk / m + (b - chunk) / fmin(m, dma) + chunk / dma + sc.proxy_ns + rtt_ns + sc.hbm_ns;
+        double dram_ns = 3.0 * (double)total / sc.dram_GBps + rtt_ns + sc.hbm_ns;
+        bool dram_bound = dram_ns > t_ns;
+        double pred_GBps = (double)total / fmax(t_ns, dram_ns);
+        sim_check(rep, "pageable_GBps_in_predicted_band", GBps >= 0.85 * pred_GBps && GBps <= 1.15 * pred_GBps,
+                  "%.3f GB/s vs %.3f GB/s predicted (%s-limited: memcpy %.2f GB/s, DMA %.2f GB/s per copy, %.0f-byte chunks; band 0.85..1.15)", GBps,
+                  pred_GBps, dram_bound ? "DRAM" : m < dma ? "memcpy" : "DMA", m, dma, chunk);
+    } else if (big_enough)
         sim_check(rep, "goodput_in_predicted_band", steady >= lo * agg_pred && steady <= hi * agg_pred,
                   "steady %.3f GB/s vs %.3f GB/s predicted (%s, %u shared hop(s); band %.3f..%.3f)", steady, agg_pred, regime, used, lo, hi);
-    if (big_enough && !strcmp(regime, "link-limited"))
+    if (big_enough && !pageable && !strcmp(regime, "link-limited"))
         sim_check(rep, "bottleneck_is_data_hop", big.hops.h[worst].data, "bottleneck %s (util %.3f, stall %.0f ns) %s the data's path",
                   big.hops.h[worst].name, big.hops.h[worst].util, big.hops.h[worst].stall_ns, big.hops.h[worst].data ? "is on" : "is not on");
     /* reads: request there and data back (two wires a hop, the switches both ways), the memory at
@@ -331,7 +363,7 @@ static void h2d_run(sim_test_ctx *c)
               min_lat_us);
     if (!c->quiet)
         fprintf(stderr, "h2d_copy: %s %" PRIu64 " B x %u Gen%u x%u: %.2f GB/s (steady %.2f), bottleneck %s\n",
-                p2p ? (p2p_rd ? "d2d_p2p read" : "d2d_p2p write") : sc.dir == SERVER_H2D ? "h2d" : "d2h", sc.bytes, gpus, gen, lanes, GBps,
+                p2p ? (p2p_rd ? "d2d_p2p read" : "d2d_p2p write") : sc.dir == SERVER_H2D ? (pageable ? "h2d pageable" : "h2d") : "d2h", sc.bytes, gpus, gen, lanes, GBps,
                 steady, big.hops.h[worst].name);
     topo_free(t);
 }

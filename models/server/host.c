@@ -34,7 +34,7 @@ struct server_host {
     server_copy_stats st;
     /* the CPU: a proxy thread that turns a GPU's flags into a NIC's doorbells (staged send), and
      * one memcpy thread per pageable h2d copy filling pinned staging buffers */
-    struct host_stream { uint64_t flagged, copied; sim_time_ps busy_until_ps; bool pageable; } *stream;   /* by GPU node */
+    struct host_stream { uint64_t flagged, copied, chunk_end; sim_time_ps busy_until_ps; bool pageable; } *stream;   /* by GPU node */
     struct host_db { sim_time_ps at_ps; uint32_t target; uint64_t ready; } *db;   /* doorbells waiting for the CPU */
     size_t n_db, cap_db;
     int nic_src, nic_dst;            /* staged send: flags of GPU nic_src ring NIC nic_dst (-1: none) */
@@ -111,8 +111,11 @@ static void cpu_flag(server_host *h, uint32_t node, uint64_t value, sim_time_ps 
     else h->flag_errors++;
 }
 
-/* The CPU: due doorbells out (oldest first), then each pageable copy's memcpy of its next chunk
- * into a free staging buffer (pageable source read, staging written: both DRAM), one chunk at a time. */
+#define HOST_PAGE_BYTES 4096u   /* a pageable buffer is copied page by page (each page's frame looked up) */
+
+/* The CPU: due doorbells out (oldest first), then each pageable copy's memcpy, a page at a time
+ * (the pageable page read and the staging page written: both through DRAM, in turn with the DMA's
+ * reads), of its next chunk into a free staging buffer; the chunk's doorbell after its last page. */
 static void cpu_run(void *ctx)
 {
     server_host *h = ctx;
@@ -144,13 +147,22 @@ static void cpu_run(void *ctx)
         struct host_stream *s = &h->stream[n];
         if (!s->pageable || s->copied == c->bytes) continue;
         if (s->busy_until_ps > now) { next = s->busy_until_ps < next ? s->busy_until_ps : next; continue; }
-        uint64_t len = c->chunk_bytes < c->bytes - s->copied ? c->chunk_bytes : c->bytes - s->copied;
-        if (s->copied + len > s->flagged + (uint64_t)c->staging_slots * c->chunk_bytes) continue;   /* no free staging buffer: its flag wakes us */
-        /* the copy runs at the CPU's rate and moves its bytes twice through DRAM */
-        sim_time_ps cpu_done = now + server_bytes_ps(len, c->memcpy_GBps), dram_done = dram_access(h, now, 2 * len);
+        if (s->copied == s->chunk_end) {   /* the next chunk, once a staging buffer is free (its flag wakes us) */
+            uint64_t len = c->chunk_bytes < c->bytes - s->copied ? c->chunk_bytes : c->bytes - s->copied;
+            if (s->copied + len > s->flagged + (uint64_t)c->staging_slots * c->chunk_bytes) continue;
+            s->chunk_end = s->copied + len;
+        }
+        /* a page at the CPU's rate; its DRAM traffic (read + write) at DRAM's, its latency hidden by prefetch */
+        uint64_t page = s->chunk_end - s->copied < HOST_PAGE_BYTES ? s->chunk_end - s->copied : HOST_PAGE_BYTES;
+        h->st.dram_bytes += 2 * page;
+        sim_time_ps cpu_done = now + server_bytes_ps(page, c->memcpy_GBps);
+        /* DRAM serves everyone in the order they reach the memory controller: the DMA's requests rc_ns
+         * after the root port, the core's as far from it (assumed), so both queue at the same distance */
+        sim_time_ps rc = server_ns_ps(c->rc_ns);
+        sim_time_ps dram_done = server_mem_access(&h->dram_free_ps, now + rc, 2 * page, c->dram_GBps) - rc;
         s->busy_until_ps = cpu_done > dram_done ? cpu_done : dram_done;
-        s->copied += len;
-        cpu_doorbell(h, s->busy_until_ps + server_ns_ps(c->proxy_ns), n, s->copied);
+        s->copied += page;
+        if (s->copied == s->chunk_end) cpu_doorbell(h, s->busy_until_ps + server_ns_ps(c->proxy_ns), n, s->copied);
         if (s->busy_until_ps < next) next = s->busy_until_ps;
     }
     if (next != SIM_TIME_MAX) cpu_wake(h, next);
