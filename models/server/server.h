@@ -4,14 +4,18 @@
  * through), "pcie_switch" (one upstream and N downstream ports, routing by
  * address and requester ID, peer-to-peer between downstream ports) and
  * "gpu" (a PCIe endpoint with HBM, a completer and sink for its BAR, and one
- * copy engine issuing MRd or MWr to host memory or a peer GPU's BAR). Every PCIe link a
+ * copy engine issuing MRd or MWr to host memory or a peer GPU's BAR) and
+ * "nic" (the PCIe side of a NIC: a DMA engine reading a GPU's BAR or host
+ * memory into a send buffer drained at its line rate). The host's CPU takes
+ * part in staged transfers (a proxy turning a GPU's flags into a NIC's
+ * doorbells; memcpy into pinned staging for pageable copies). Every PCIe link a
  * component sits on is one pcie_port (models/pcie/pcie_port.h) on the
  * fabric port's two links: TLPs, credits, Ack/Nak and replay are the PCIe
  * model's; nothing here computes a bandwidth. The link must be a PCIe
  * preset (pcie-genG-xL) whose rate is the PHY's raw rate (pcie_phy_init).
  *
- * Both kinds read one server_cfg (give the same struct as the kind_cfg of
- * "host" and "gpu"); NULL = SERVER_CFG_DEFAULT. docs/models/server.md. */
+ * Every kind reads one server_cfg (give the same struct as the kind_cfg of
+ * "host", "gpu", "pcie_switch" and "nic"); NULL = SERVER_CFG_DEFAULT. docs/models/server.md. */
 #ifndef MODELS_SERVER_H
 #define MODELS_SERVER_H
 
