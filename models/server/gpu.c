@@ -28,7 +28,8 @@ struct server_gpu {
     server_wr_order wr;              /* sink: each writer's MWr in order */
     uint64_t off;                    /* d2h: next byte of the copy to write */
     server_rd rd;                    /* h2d: the read engine */
-    uint64_t flagged;                /* staged: bytes reported to the host's CPU (flag writes) */
+    bool flags;                      /* staged (pageable h2d, or d2h for a NIC): it flags the host's CPU per chunk */
+    uint64_t flagged;                /* bytes reported so far */
     uint64_t doorbells;
     sim_time_ps hbm_free_ps;
     bool launched;                   /* the copy starts once the link is up (DL_Active): not link training */
@@ -51,7 +52,7 @@ static void trace_engine(server_gpu *g)
 static void flag_chunks(server_gpu *g, pcie_port *p, uint64_t done)
 {
     uint64_t chunk = g->cfg->chunk_bytes, bytes = g->cfg->bytes;
-    if (!chunk) return;
+    if (!g->flags) return;
     while (g->flagged < done && (done - g->flagged >= chunk || done == bytes)) {
         g->flagged = g->flagged + chunk < done ? g->flagged + chunk : done;
         server_submit_register_write(p, g->rid, server_host_flag(g->node) + g->flagged);
@@ -193,6 +194,7 @@ static void *gpu_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     if (server_node_links(t, node, &g->gen, &g->lanes, why, why_n)) { free(g); return NULL; }
     g->copies = copies;
     g->reads = c->dir == SERVER_H2D || c->dir == SERVER_P2P_RD;
+    g->flags = copies && ((c->pageable && c->dir == SERVER_H2D) || (c->nic_via_host && c->dir == SERVER_D2H));
     g->base = p2p ? server_bar((uint32_t)peer) : server_host_buf(node);
     g->rid = server_rid(node);
     g->f = f;
