@@ -18,7 +18,7 @@ static const char gen_help[] =
     "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64), "
     "host-gpu:gen=G,lanes=L (G 1..6, L 1|2|4|8|16; kinds host and gpu: models/server), "
     "server:gpus=G,nics=N,gen=5,switches=S[,lanes=L] (an HGX-like server: G 1..32 GPUs spread evenly under S 1..16 PCIe switches, "
-    "nics=0; kinds server_host, pcie_switch, gpu)";
+    "N NICs spread the same way, N 0 or a multiple of S; kinds server_host, pcie_switch, gpu, nic)";
 
 const char *topo_generators_help(void) { return gen_help; }
 
@@ -185,30 +185,37 @@ static topo *host_gpu(topo *t, const char *args, char *err, size_t errlen)
  * root ports rp0..rp(S/2-1) are socket 0's, the rest socket 1's, NUMA left
  * out) with one root port per PCIe switch sw0..sw(S-1), GPUs gpu0.. spread
  * evenly, gpu i under switch i / (G/S) (a switch's upstream port is p0, its
- * GPUs on p1..). Every link pcie-genG-xL. */
+ * GPUs on p1..), NICs nic0.. the same way after them (DGX H100: 8 GPUs and
+ * 8 NICs under 4 switches, two GPU/NIC pairs each: nic i beside gpu i when
+ * G = N). Every link pcie-genG-xL. */
 static topo *server(topo *t, const char *args, char *err, size_t errlen)
 {
     static const char *const keys[] = { "gpus", "nics", "gen", "switches", "lanes" };
-    static const char allowed[] = "gpus=G,nics=0,gen=1..6,switches=S[,lanes=1|2|4|8|16]";
+    static const char allowed[] = "gpus=G,nics=N,gen=1..6,switches=S[,lanes=1|2|4|8|16]";
     unsigned v[5] = { 8, 0, 5, 4, 16 };
     bool have[5] = { false, false, false, false, false };
     if (!read_kv(t, "server", args, keys, 5, v, have, allowed, err, errlen)) return NULL;
     unsigned gpus = v[0], nics = v[1], gen = v[2], sw = v[3], lanes = v[4];
-    if (nics) return topo_fail(t, err, errlen, "server: nics=%u: nics need kind nic (not yet modelled); allowed: nics=0", nics);
     if (gpus < 1 || gpus > 32) return topo_fail(t, err, errlen, "server: gpus=%u out of range; allowed: 1..32", gpus);
     if (sw < 1 || sw > 16) return topo_fail(t, err, errlen, "server: switches=%u out of range; allowed: 1..16", sw);
     if (gpus % sw) return topo_fail(t, err, errlen, "server: gpus=%u over switches=%u is uneven; allowed: gpus a multiple of switches", gpus, sw);
+    if (nics % sw || nics > 32)
+        return topo_fail(t, err, errlen, "server: nics=%u over switches=%u; allowed: 0 or a multiple of switches (%u, %u, ...), at most 32", nics, sw, sw, 2 * sw);
     if (gen < 1 || gen > 6) return topo_fail(t, err, errlen, "server: gen=%u out of range; allowed: 1..6", gen);
     if (!lanes_ok(lanes)) return topo_fail(t, err, errlen, "server: lanes=%u; allowed: 1, 2, 4, 8, 16", lanes);
     if (!topo_kind_find("server_host") || !topo_kind_find("pcie_switch") || !topo_kind_find("gpu"))
         return topo_fail(t, err, errlen, "server: kinds server_host, pcie_switch and gpu are not registered (server_register_kinds, models/server)");
+    if (nics && !topo_kind_find("nic"))
+        return topo_fail(t, err, errlen, "server: nics=%u: kind nic is not registered (server_register_kinds, models/server)", nics);
     snprintf(t->generator, sizeof t->generator, "server");
-    unsigned per = gpus / sw;
+    unsigned per = gpus / sw, nper = nics / sw;
     set_level(t, add_node(t, "server_host", sw, "host0"), 2);
-    for (unsigned s = 0; s < sw; s++) set_level(t, add_node(t, "pcie_switch", 1 + per, "sw%u", s), 1);
+    for (unsigned s = 0; s < sw; s++) set_level(t, add_node(t, "pcie_switch", 1 + per + nper, "sw%u", s), 1);
     for (unsigned g = 0; g < gpus; g++) set_level(t, add_node(t, "gpu", 1, "gpu%u", g), 0);
+    for (unsigned i = 0; i < nics; i++) set_level(t, add_node(t, "nic", 1, "nic%u", i), 0);
     for (unsigned s = 0; s < sw; s++) pcie_link(t, 0, 1 + s, gen, lanes);
     for (unsigned g = 0; g < gpus; g++) pcie_link(t, 1 + g / per, 1 + sw + g, gen, lanes);
+    for (unsigned i = 0; i < nics; i++) pcie_link(t, 1 + i / nper, 1 + sw + gpus + i, gen, lanes);
     if (topo_finish(t, err, errlen)) sim_fatal("generator server made a bad graph: %s", err);
     return t;
 }

@@ -9,6 +9,7 @@
 
 #include "sim/kernel.h"
 #include "sim/topo.h"
+#include "models/server/server.h"
 #include "check_run.h"
 
 #ifndef LINKSTACK_SOURCE_DIR
@@ -402,6 +403,37 @@ START_TEST(test_registered_kind)
 }
 END_TEST
 
+/* server: NICs under the switches beside the GPUs (DGX H100: two GPU/NIC pairs per switch). */
+START_TEST(test_server_nics)
+{
+    server_register_kinds();
+    topo *t = topo_from_string("server:gpus=8,nics=8,gen=5,switches=4", "pcie-gen5-x16", err, sizeof err);
+    ck_assert_msg(t, "%s", err);
+    ck_assert_uint_eq(t->n_nodes, 1 + 4 + 8 + 8);
+    ck_assert_uint_eq(t->n_links, 4 + 8 + 8);
+    char buf[64];
+    for (unsigned i = 0; i < 8; i++) {
+        char g[8], n[8];
+        snprintf(g, sizeof g, "gpu%u", i);
+        snprintf(n, sizeof n, "nic%u", i);
+        int gi = topo_node_find(t, g), ni = topo_node_find(t, n);
+        ck_assert_int_ge(ni, 0);
+        ck_assert_str_eq(t->nodes[ni].kind->name, "nic");
+        int gsw = topo_peer(t, (uint32_t)gi, 0, NULL), nsw = topo_peer(t, (uint32_t)ni, 0, NULL);
+        ck_assert_int_eq(gsw, nsw);   /* nic i shares gpu i's switch */
+        snprintf(buf, sizeof buf, "sw%u", i / 2);
+        ck_assert_str_eq(t->nodes[nsw].name, buf);
+    }
+    topo_free(t);
+    t = topo_from_string("server:gpus=8,nics=0,gen=5,switches=4", "pcie-gen5-x16", err, sizeof err);
+    ck_assert_msg(t, "%s", err);
+    ck_assert_uint_eq(t->n_nodes, 1 + 4 + 8);
+    topo_free(t);
+    ck_assert_ptr_null(topo_from_string("server:gpus=8,nics=6,gen=5,switches=4", "pcie-gen5-x16", err, sizeof err));
+    ck_assert_msg(strstr(err, "nics=6 over switches=4; allowed: 0 or a multiple of switches (4, 8, ...)"), "%s", err);
+}
+END_TEST
+
 /* simrun list-presets prints every preset with its computed rate. */
 START_TEST(test_list_presets)
 {
@@ -437,6 +469,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_builder_api);
     tcase_add_test(tc, test_list_presets);
     tcase_add_test(tc, test_registered_kind);
+    tcase_add_test(tc, test_server_nics);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,8 +12,6 @@
 
 #include "models/server/server_impl.h"
 
-typedef struct tag_ent { bool busy; uint32_t remaining; uint64_t next_addr; } tag_ent;
-
 struct server_gpu {
     sim_fabric *f;
     sim_kernel *k;
@@ -28,9 +26,11 @@ struct server_gpu {
     uint64_t unsupported;            /* requests arriving for another device's address */
     server_rdq rdq;                  /* completer: reads waiting for HBM */
     server_wr_order wr;              /* sink: each writer's MWr in order */
-    uint64_t off;                    /* next byte of the copy to request (h2d) or write (d2h) */
-    tag_ent *tags;
-    uint16_t *free_tags; unsigned n_free_tags;
+    uint64_t off;                    /* d2h: next byte of the copy to write */
+    server_rd rd;                    /* h2d: the read engine */
+    bool flags;                      /* staged (pageable h2d, or d2h for a NIC): it flags the host's CPU per chunk */
+    uint64_t flagged;                /* bytes reported so far */
+    uint64_t doorbells;
     sim_time_ps hbm_free_ps;
     bool launched;                   /* the copy starts once the link is up (DL_Active): not link training */
     sim_time_ps launch_ps;
@@ -44,11 +44,20 @@ struct server_gpu {
 /* waves: the copy engine's outstanding reads and bytes moved (received h2d, sent d2h) */
 static void trace_engine(server_gpu *g)
 {
-    sim_trace_u64(g->tr, g->tv_tags, g->cfg->tags - g->n_free_tags);
+    sim_trace_u64(g->tr, g->tv_tags, server_rd_outstanding(&g->rd));
     sim_trace_u64(g->tr, g->tv_bytes, g->reads || !g->copies ? g->st.bytes_received : g->off);
 }
 
-static uint8_t hdr_bytes(uint64_t addr) { return addr >= (1ull << 32) ? 16 : 12; }
+/* Staged transfers: after each chunk written (d2h) or read (h2d), a flag to the host's CPU. */
+static void flag_chunks(server_gpu *g, pcie_port *p, uint64_t done)
+{
+    uint64_t chunk = g->cfg->chunk_bytes, bytes = g->cfg->bytes;
+    if (!g->flags) return;
+    while (g->flagged < done && (done - g->flagged >= chunk || done == bytes)) {
+        g->flagged = g->flagged + chunk < done ? g->flagged + chunk : done;
+        server_submit_register_write(p, g->rid, server_host_flag(g->node) + g->flagged);
+    }
+}
 
 static void refill(void *ctx, pcie_port *p, unsigned cls)
 {
@@ -57,23 +66,7 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
     if (!g->launched) return;
     sim_time_ps now = pcie_port_tl_now(p);
     if (g->reads && (cls == PCIE_FC_NP || cls == PCIE_FC_CLASSES)) {
-        while (g->off < c->bytes && g->n_free_tags && pcie_port_queued(p, PCIE_FC_NP) < SERVER_TL_QUEUE_DEPTH) {
-            uint64_t addr = g->base + g->off;
-            uint64_t len = c->mrrs - (addr & (c->mrrs - 1));
-            if (len > c->bytes - g->off) len = c->bytes - g->off;
-            uint16_t tag = g->free_tags[--g->n_free_tags];
-            g->tags[tag] = (tag_ent){ true, (uint32_t)len, addr };
-            pcie_tlp t = { 0 };
-            t.type = PCIE_TLP_MRD;
-            t.addr = addr;
-            t.len = (uint32_t)len;
-            t.tag = tag;
-            t.req_id = g->rid;
-            t.hdr_bytes = hdr_bytes(addr);
-            t.xfer_start_ps = 0;
-            g->off += len;
-            pcie_port_submit(p, &t);
-        }
+        server_rd_issue(&g->rd, p, UINT64_MAX);
         trace_engine(g);
     }
     if (!g->reads && (cls == PCIE_FC_P || cls == PCIE_FC_CLASSES)) {
@@ -93,10 +86,11 @@ static void refill(void *ctx, pcie_port *p, unsigned cls)
             t.addr = addr;
             t.len = (uint32_t)len;
             t.req_id = g->rid;
-            t.hdr_bytes = hdr_bytes(addr);
+            t.hdr_bytes = server_hdr_bytes(addr);
             g->off += len;
             t.last = g->off == c->bytes;
             pcie_port_submit(p, &t);
+            flag_chunks(g, p, g->off);   /* posted after the chunk's data: it reaches the host after it */
             trace_engine(g);
         }
     }
@@ -125,6 +119,13 @@ static void serve(server_gpu *g, pcie_port *p, const pcie_tlp *t, sim_time_ps no
         g->unsupported++;
         return;
     }
+    uint64_t bar_off = t->addr - server_bar(g->node);
+    if (t->type == PCIE_TLP_MWR && bar_off >= SERVER_DOORBELL_OFF) {   /* the host's CPU: this much is staged */
+        g->doorbells++;
+        if (bar_off - SERVER_DOORBELL_OFF > g->rd.avail) g->rd.avail = bar_off - SERVER_DOORBELL_OFF;
+        if (g->launched) refill(g, p, PCIE_FC_NP);
+        return;
+    }
     sim_time_ps in_hbm = server_mem_access(&g->hbm_free_ps, now, t->len, g->cfg->hbm_GBps) + server_ns_ps(g->cfg->hbm_ns);
     if (t->type == PCIE_TLP_MRD) {
         server_rdq_push(&g->rdq, t, p, in_hbm);
@@ -150,26 +151,20 @@ static void deliver(void *ctx, pcie_port *p, const pcie_tlp *t)
         return;
     }
     if (t->type != PCIE_TLP_CPLD) sim_fatal("%s: unexpected TLP type %u", g->name, t->type);
-    tag_ent *te = t->tag < g->cfg->tags ? &g->tags[t->tag] : NULL;
-    /* a completion answers a request of ours still open, in address order, byte count counting down */
-    if (!te || !te->busy || t->addr != te->next_addr || t->byte_count != te->remaining || t->len > te->remaining) {
+    bool tag_done;
+    if (server_rd_complete(&g->rd, t, &tag_done)) {
         g->st.addr_errors++;
-        return;
+        if (!tag_done) return;
     }
-    te->remaining -= t->len;
-    te->next_addr += t->len;
     if (!g->st.tlps_received++) g->st.first_data_ps = now, g->st.first_data_bytes = t->len;
     g->st.last_data_ps = now;
     g->st.bytes_received += t->len;
     sim_time_ps start = now > g->hbm_free_ps ? now : g->hbm_free_ps;
     g->hbm_free_ps = start + server_bytes_ps(t->len, g->cfg->hbm_GBps);
     if (g->st.bytes_received == g->cfg->bytes) g->st.streams_done = 1, g->st.done_ps = g->hbm_free_ps + server_ns_ps(g->cfg->hbm_ns);
-    if (te->remaining == 0) {
-        if (!t->last) g->st.addr_errors++;
-        te->busy = false;
-        g->free_tags[g->n_free_tags++] = t->tag;
-        refill(g, p, PCIE_FC_NP);
-    }
+    /* completions come back in request order here (one path, FIFO completers): received bytes are a prefix */
+    flag_chunks(g, p, g->rd.received);
+    if (tag_done) refill(g, p, PCIE_FC_NP);
     trace_engine(g);
 }
 
@@ -187,8 +182,7 @@ static void *gpu_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         return NULL;
     }
     if (server_node_index_ok(node, why, why_n)) return NULL;
-    bool copies = c->bytes > 0 && !c->copiers;
-    for (const char *const *n = c->copiers; c->bytes && n && *n; n++) copies = copies || !strcmp(*n, t->nodes[node].name);
+    bool copies = server_cfg_copies(c, t, node);
     bool p2p = c->dir == SERVER_P2P_RD || c->dir == SERVER_P2P_WR;
     int peer = p2p ? topo_node_find(t, c->peer) : -1;
     if (copies && p2p && (peer < 0 || strcmp(t->nodes[peer].kind->name, "gpu") || (uint32_t)peer == node)) {
@@ -200,16 +194,15 @@ static void *gpu_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     if (server_node_links(t, node, &g->gen, &g->lanes, why, why_n)) { free(g); return NULL; }
     g->copies = copies;
     g->reads = c->dir == SERVER_H2D || c->dir == SERVER_P2P_RD;
+    g->flags = copies && ((c->pageable && c->dir == SERVER_H2D) || (c->nic_via_host && c->dir == SERVER_D2H));
     g->base = p2p ? server_bar((uint32_t)peer) : server_host_buf(node);
     g->rid = server_rid(node);
     g->f = f;
     g->k = sim_fabric_kernel(f);
     g->node = node;
     g->cfg = c;
-    g->tags = calloc(c->tags, sizeof *g->tags);
-    g->free_tags = calloc(c->tags, sizeof *g->free_tags);
-    if (!g->tags || !g->free_tags) sim_fatal("out of memory");
-    for (unsigned i = 0; i < c->tags; i++) g->free_tags[g->n_free_tags++] = (uint16_t)(c->tags - 1 - i);
+    /* a pageable h2d copy reads the staging buffer only as far as the host's doorbells say */
+    server_rd_init(&g->rd, c->tags, c->mrrs, g->rid, g->base, copies && g->reads ? c->bytes : 0, c->pageable ? 0 : c->bytes);
     sim_event_init(&g->wake_ev, g->k, "gpu_hbm");
     sim_method_init(&g->wake_proc, g->k, "gpu_copy_engine", wake_run, g);
     sim_sensitive(&g->wake_proc, &g->wake_ev);
@@ -257,7 +250,7 @@ static int gpu_check(const void *comp, bool drained_, char *why, size_t why_n)
         return -1;
     }
     if (drained_ && g->rdq.len) { snprintf(why, why_n, "%zu reads of its HBM never completed", g->rdq.len); return -1; }
-    if (drained_ && g->n_free_tags != g->cfg->tags) { snprintf(why, why_n, "%u tags never completed", g->cfg->tags - g->n_free_tags); return -1; }
+    if (drained_ && server_rd_outstanding(&g->rd)) { snprintf(why, why_n, "%u tags never completed", server_rd_outstanding(&g->rd)); return -1; }
     return 0;
 }
 
@@ -265,15 +258,14 @@ static void gpu_free(void *comp)
 {
     server_gpu *g = comp;
     pcie_port_free(g->port);
-    free(g->tags);
-    free(g->free_tags);
+    server_rd_free(&g->rd);
     server_rdq_free(&g->rdq);
     free(g);
 }
 
 sim_time_ps server_gpu_launch_ps(const server_gpu *g) { return g->launch_ps; }
 bool server_gpu_copies(const server_gpu *g) { return g->copies; }
-bool server_gpu_copy_done(const server_gpu *g) { return !g->copies || (g->off == g->cfg->bytes && g->n_free_tags == g->cfg->tags); }
+bool server_gpu_copy_done(const server_gpu *g) { return !g->copies || (g->reads ? server_rd_done(&g->rd) : g->off == g->cfg->bytes); }
 void server_gpu_stats(const server_gpu *g, server_copy_stats *s) { *s = g->st; }
 pcie_port *server_gpu_port(const server_gpu *g) { return g->port; }
 

@@ -1,10 +1,11 @@
-/* server_register_kinds: the topology kinds "host", "server_host", "pcie_switch" and "gpu" and their
+/* server_register_kinds: the topology kinds "host", "server_host", "pcie_switch", "gpu" and "nic" and their
  * fabric components (explicit: static libraries drop unreferenced constructors). */
 #include "models/server/server.h"
 
 void server_host_register(void);
 void server_gpu_register(void);
 void server_switch_register(void);
+void server_nic_register(void);
 
 void server_register_kinds(void)
 {
@@ -26,10 +27,15 @@ void server_register_kinds(void)
         topo_kind_register(&host);
         topo_kind_register(&gpu);
         topo_kind_register(&shost);
+        static const topo_kind nic = { .name = "nic", .port_prefix = "pcie", .max_ports = 1, .default_ports = 1,
+                                       .forwards = false, .params = "ports",
+                                       .help = "NIC, PCIe side: one PCIe port, a DMA engine reading a buffer (MRd) and sending it at its line rate" };
         topo_kind_register(&sw);
+        topo_kind_register(&nic);
         done = true;
     }
     server_host_register();
     server_gpu_register();
     server_switch_register();
+    server_nic_register();
 }

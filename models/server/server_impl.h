@@ -20,6 +20,17 @@ static inline uint16_t server_rid(uint32_t node) { return (uint16_t)(node << 8);
 static inline uint32_t server_rid_node(uint16_t rid) { return rid >> 8; }
 static inline uint64_t server_bar(uint32_t node) { return SERVER_BAR_BASE + ((uint64_t)node << SERVER_BAR_SHIFT); }
 static inline uint64_t server_host_buf(uint32_t node) { return SERVER_HOST_BUF + ((uint64_t)node << 32); }
+/* Doorbells and flags. TLPs here carry no data, so a register write says its
+ * value in its address: an MWr at BAR + SERVER_DOORBELL_OFF + n tells the
+ * device (GPU or NIC) that the first n bytes of its source buffer are ready
+ * (a producer index); an MWr at server_host_flag(node) + n tells the host's
+ * CPU that device node finished the first n bytes of a staged transfer
+ * (written or read). Flags are polled lines in the CPU's cache, not DRAM. */
+#define SERVER_DOORBELL_OFF (1ull << 35)
+#define SERVER_HOST_FLAG_OFF (1ull << 31)
+static inline uint64_t server_host_flag(uint32_t node) { return server_host_buf(node) + SERVER_HOST_FLAG_OFF; }
+static inline bool server_is_host_flag(uint64_t addr) { return addr >= SERVER_HOST_BUF && addr < SERVER_BAR_BASE && ((addr - SERVER_HOST_BUF) & 0xffffffffull) >= SERVER_HOST_FLAG_OFF; }
+static inline uint64_t server_host_flag_value(uint64_t addr) { return ((addr - SERVER_HOST_BUF) & 0xffffffffull) - SERVER_HOST_FLAG_OFF; }
 /* The node whose BAR holds addr; -1: host memory. */
 static inline int64_t server_bar_node(uint64_t addr)
 {
@@ -63,8 +74,37 @@ static inline bool server_wr_in_order(server_wr_order *o, const pcie_tlp *t)
     return ok;
 }
 
+/* A DMA read engine (GPU copy engine, NIC): MRd of up to MRRS bytes that
+ * never cross an MRRS boundary, one tag each, issued while a tag is free and
+ * the port's non-posted queue is shallow; only below `avail` (what a doorbell
+ * said is ready) and below the caller's space limit. Completions must answer
+ * an open tag in address order with the byte count counting down. */
+typedef struct server_rd_tag { bool busy; uint32_t remaining; uint64_t next_addr; } server_rd_tag;
+typedef struct server_rd {
+    uint64_t base, bytes, avail, off;   /* reads base .. base + bytes; requested up to off */
+    uint64_t received;                  /* payload bytes of the completions so far */
+    unsigned mrrs, ntags, n_free;
+    uint16_t rid;
+    server_rd_tag *tags;
+    uint16_t *free_tags;
+} server_rd;
+void server_rd_init(server_rd *e, unsigned ntags, unsigned mrrs, uint16_t rid, uint64_t base, uint64_t bytes, uint64_t avail);
+/* Issues reads while off < avail and off + len <= space_limit; returns how many. */
+unsigned server_rd_issue(server_rd *e, pcie_port *p, uint64_t space_limit);
+/* A CplD: 0 and *tag_done when it was its request's last; -1 when it matches no open request. */
+int server_rd_complete(server_rd *e, const pcie_tlp *t, bool *tag_done);
+static inline unsigned server_rd_outstanding(const server_rd *e) { return e->ntags - e->n_free; }
+static inline bool server_rd_done(const server_rd *e) { return e->off == e->bytes && e->n_free == e->ntags; }
+void server_rd_free(server_rd *e);
+/* 64-bit addresses take 4DW headers. */
+static inline uint8_t server_hdr_bytes(uint64_t addr) { return addr >= (1ull << 32) ? 16 : 12; }
+/* A 4-byte register write (doorbell or flag) from rid to addr. */
+void server_submit_register_write(pcie_port *p, uint16_t rid, uint64_t addr);
+
 /* The server_cfg of kind (or the defaults); NULL with why on a bad value. */
 const server_cfg *server_cfg_of(sim_fabric *f, const char *kind, char *why, size_t why_n);
+/* Does GPU node run the copy (c->bytes > 0 and named in c->copiers, or copiers NULL)? */
+bool server_cfg_copies(const server_cfg *c, const topo *t, uint32_t node);
 /* Every connected port of node is on a pcie-genG-xL link at the PHY's raw
  * rate; gen and lanes of the first. -1 with why otherwise. */
 int server_node_links(const topo *t, uint32_t node, unsigned *gen, unsigned *lanes, char *why, size_t why_n);

@@ -23,8 +23,23 @@ const server_cfg *server_cfg_of(sim_fabric *f, const char *kind, char *why, size
     if (!(c->dram_ns >= 0) || !(c->rc_ns >= 0) || !(c->hbm_ns >= 0) || !(c->rx_ns >= 0)) { snprintf(why, why_n, "latencies must be >= 0"); return NULL; }
     if (!(c->switch_ns >= 0)) { snprintf(why, why_n, "switch_ns=%g: allowed >= 0", c->switch_ns); return NULL; }
     if ((c->dir == SERVER_P2P_RD || c->dir == SERVER_P2P_WR) && !c->peer) { snprintf(why, why_n, "a peer-to-peer copy needs a peer GPU"); return NULL; }
+    if (!(c->nic_GBps > 0) || !(c->memcpy_GBps > 0)) { snprintf(why, why_n, "nic_GBps and memcpy_GBps must be > 0"); return NULL; }
+    if (c->nic_buf_bytes < c->mrrs) { snprintf(why, why_n, "nic_buf_bytes=%llu: allowed >= mrrs (%u), else no read fits", (unsigned long long)c->nic_buf_bytes, c->mrrs); return NULL; }
+    if (!(c->proxy_ns >= 0)) { snprintf(why, why_n, "proxy_ns=%g: allowed >= 0", c->proxy_ns); return NULL; }
+    if (c->pageable && (c->dir != SERVER_H2D || !c->chunk_bytes || c->staging_slots < 1)) {
+        snprintf(why, why_n, "pageable: allowed only for h2d, with chunk_bytes > 0 and staging_slots >= 1");
+        return NULL;
+    }
+    if (c->nic_via_host && !c->chunk_bytes) { snprintf(why, why_n, "nic_via_host: needs chunk_bytes > 0 (the GPU flags each chunk)"); return NULL; }
     if (c->tags < 1 || c->tags > 768) { snprintf(why, why_n, "tags=%u: allowed 1..768", c->tags); return NULL; }
     return c;
+}
+
+bool server_cfg_copies(const server_cfg *c, const topo *t, uint32_t node)
+{
+    bool copies = c->bytes > 0 && !c->copiers;
+    for (const char *const *n = c->copiers; c->bytes && n && *n; n++) copies = copies || !strcmp(*n, t->nodes[node].name);
+    return copies;
 }
 
 int server_node_links(const topo *t, uint32_t node, unsigned *gen, unsigned *lanes, char *why, size_t why_n)
@@ -135,5 +150,75 @@ pcie_port *server_node_port(const sim_fabric *f, uint32_t node, unsigned port)
     if (!strcmp(kind, "host") || !strcmp(kind, "server_host")) return server_host_port(c, port);
     if (!strcmp(kind, "gpu")) return port == 0 ? server_gpu_port(c) : NULL;
     if (!strcmp(kind, "pcie_switch")) return server_switch_port(c, port);
+    if (!strcmp(kind, "nic")) return port == 0 ? server_nic_port(c) : NULL;
     return NULL;
+}
+
+void server_rd_init(server_rd *e, unsigned ntags, unsigned mrrs, uint16_t rid, uint64_t base, uint64_t bytes, uint64_t avail)
+{
+    memset(e, 0, sizeof *e);
+    e->base = base, e->bytes = bytes, e->avail = avail, e->mrrs = mrrs, e->ntags = ntags, e->rid = rid;
+    e->tags = calloc(ntags, sizeof *e->tags);
+    e->free_tags = calloc(ntags, sizeof *e->free_tags);
+    if (!e->tags || !e->free_tags) sim_fatal("out of memory");
+    for (unsigned i = 0; i < ntags; i++) e->free_tags[e->n_free++] = (uint16_t)(ntags - 1 - i);
+}
+
+unsigned server_rd_issue(server_rd *e, pcie_port *p, uint64_t space_limit)
+{
+    unsigned n = 0;
+    uint64_t end = e->avail < e->bytes ? e->avail : e->bytes;
+    while (e->off < end && e->n_free && pcie_port_queued(p, PCIE_FC_NP) < SERVER_TL_QUEUE_DEPTH) {
+        uint64_t addr = e->base + e->off;
+        uint64_t len = e->mrrs - (addr & (e->mrrs - 1));
+        if (len > end - e->off) len = end - e->off;
+        if (e->off + len > space_limit) break;
+        uint16_t tag = e->free_tags[--e->n_free];
+        e->tags[tag] = (server_rd_tag){ true, (uint32_t)len, addr };
+        pcie_tlp t = { 0 };
+        t.type = PCIE_TLP_MRD;
+        t.addr = addr;
+        t.len = (uint32_t)len;
+        t.tag = tag;
+        t.req_id = e->rid;
+        t.hdr_bytes = server_hdr_bytes(addr);
+        e->off += len;
+        pcie_port_submit(p, &t);
+        n++;
+    }
+    return n;
+}
+
+int server_rd_complete(server_rd *e, const pcie_tlp *t, bool *tag_done)
+{
+    server_rd_tag *te = t->tag < e->ntags ? &e->tags[t->tag] : NULL;
+    *tag_done = false;
+    if (!te || !te->busy || t->addr != te->next_addr || t->byte_count != te->remaining || t->len > te->remaining) return -1;
+    te->remaining -= t->len;
+    te->next_addr += t->len;
+    e->received += t->len;
+    if (te->remaining) return 0;
+    te->busy = false;
+    e->free_tags[e->n_free++] = t->tag;
+    *tag_done = true;
+    return t->last ? 0 : -1;
+}
+
+void server_rd_free(server_rd *e)
+{
+    free(e->tags);
+    free(e->free_tags);
+    e->tags = NULL, e->free_tags = NULL;
+}
+
+void server_submit_register_write(pcie_port *p, uint16_t rid, uint64_t addr)
+{
+    pcie_tlp t = { 0 };
+    t.type = PCIE_TLP_MWR;
+    t.addr = addr;
+    t.len = 4;
+    t.req_id = rid;
+    t.hdr_bytes = server_hdr_bytes(addr);
+    t.last = 1;
+    pcie_port_submit(p, &t);
 }
