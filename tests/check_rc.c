@@ -10,13 +10,11 @@
 
 #include "models/network/rc.h"
 #include "sim/rng.h"
+#include "transport_wire.h"
 
-#define SLOT_PS 1000
-#define LAT_SLOTS 10
+#define SLOT_PS WIRE_SLOT_PS
+#define LAT_SLOTS WIRE_LAT_SLOTS
 #define MAX_MSGS 64
-
-typedef struct flight { sim_time_ps at; rc_hdr h; } flight;
-typedef struct wire { flight q[4096]; unsigned head, len; uint64_t sent; } wire;
 
 typedef struct side {
     rc_qp *qp;
@@ -25,8 +23,7 @@ typedef struct side {
     uint64_t done_bytes[MAX_MSGS];
 } side;
 
-/* Drop rule: direction 0 = requester -> responder; the packet and its index on that wire. */
-typedef bool (*drop_fn)(unsigned dir, uint64_t nth, const rc_hdr *h, void *ctx);
+typedef wire_drop_fn drop_fn;
 
 static void on_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64_t bytes)
 {
@@ -40,36 +37,17 @@ static void on_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64_t 
     }
 }
 
-static void push(wire *w, sim_time_ps at, const rc_hdr *h)
-{
-    ck_assert_uint_lt(w->len, 4096);
-    w->q[(w->head + w->len++) % 4096] = (flight){ at, *h };
-}
+static bool qp_next(void *q, sim_time_ps now, void *h) { return rc_next_packet(q, now, h); }
+static void qp_receive(void *q, sim_time_ps now, const void *h) { rc_receive(q, now, h); }
+static void qp_timer(void *q, sim_time_ps now) { rc_timer(q, now); }
+static bool qp_idle(const void *q) { return rc_idle(q); }
+static bool qp_failed(const void *q) { return rc_failed(q); }
 
 /* Runs until both QPs are idle, one fails, or limit_ps; returns the time. */
 static sim_time_ps run(side *a, side *b, drop_fn drop, void *dctx, sim_time_ps limit_ps)
 {
-    wire w[2] = { 0 };
-    side *sides[2] = { a, b };
-    sim_time_ps t = 0;
-    for (; t < limit_ps; t += SLOT_PS) {
-        for (unsigned d = 0; d < 2; d++)   /* arrivals */
-            while (w[d].len && w[d].q[w[d].head].at <= t) {
-                rc_receive(sides[1 - d]->qp, t, &w[d].q[w[d].head].h);
-                w[d].head = (w[d].head + 1) % 4096;
-                w[d].len--;
-            }
-        for (unsigned d = 0; d < 2; d++) rc_timer(sides[d]->qp, t);
-        for (unsigned d = 0; d < 2; d++) {
-            rc_hdr h;
-            if (!rc_next_packet(sides[d]->qp, t, &h)) continue;
-            if (!drop || !drop(d, w[d].sent, &h, dctx)) push(&w[d], t + SLOT_PS + LAT_SLOTS * SLOT_PS, &h);
-            w[d].sent++;
-        }
-        if (rc_failed(a->qp) || rc_failed(b->qp)) break;
-        if (rc_idle(a->qp) && rc_idle(b->qp) && !w[0].len && !w[1].len) break;
-    }
-    return t;
+    wire_end ea = { a->qp, qp_next, qp_receive, qp_timer, qp_idle, qp_failed }, eb = { b->qp, qp_next, qp_receive, qp_timer, qp_idle, qp_failed };
+    return wire_run(&ea, &eb, sizeof(rc_hdr), drop, dctx, limit_ps);
 }
 
 static void make(side *a, side *b, const rc_cfg *cfg)
@@ -132,8 +110,10 @@ START_TEST(test_lossless)
 }
 END_TEST
 
-static bool drop_nth(unsigned dir, uint64_t nth, const rc_hdr *h, void *ctx)
+static bool drop_nth(unsigned dir, uint64_t nth, sim_time_ps t, const void *hdr, void *ctx)
 {
+    const rc_hdr *h = hdr;
+    (void)t;
     (void)h;
     const uint64_t *n = ctx;
     return dir == 0 && nth == *n;
@@ -180,8 +160,10 @@ START_TEST(test_tail_loss_needs_the_timeout)
 }
 END_TEST
 
-static bool drop_read_response(unsigned dir, uint64_t nth, const rc_hdr *h, void *ctx)
+static bool drop_read_response(unsigned dir, uint64_t nth, sim_time_ps t, const void *hdr, void *ctx)
 {
+    const rc_hdr *h = hdr;
+    (void)t;
     (void)nth;
     unsigned *left = ctx;
     if (dir == 1 && h->opcode == RC_READ_RESP && h->offset == 40 * 1024 && *left) {
@@ -209,8 +191,10 @@ START_TEST(test_lost_read_response_is_asked_again)
 }
 END_TEST
 
-static bool drop_random(unsigned dir, uint64_t nth, const rc_hdr *h, void *ctx)
+static bool drop_random(unsigned dir, uint64_t nth, sim_time_ps t, const void *hdr, void *ctx)
 {
+    const rc_hdr *h = hdr;
+    (void)t;
     (void)dir;
     (void)nth;
     (void)h;
@@ -237,8 +221,10 @@ START_TEST(test_random_loss_both_ways)
 }
 END_TEST
 
-static bool drop_after(unsigned dir, uint64_t nth, const rc_hdr *h, void *ctx)
+static bool drop_after(unsigned dir, uint64_t nth, sim_time_ps t, const void *hdr, void *ctx)
 {
+    const rc_hdr *h = hdr;
+    (void)t;
     (void)dir;
     (void)h;
     return nth >= *(const uint64_t *)ctx;
