@@ -8,7 +8,7 @@ if [ "$expected" != "$actual" ]; then
   echo "regression list and 'simrun list' differ:"
   echo "  regression: $(echo $expected)"
   echo "  simrun:     $(echo $actual)"
-  echo "Register tests as 'SIM_TEST(name, ...)' at the start of a line in tb/*.c."
+  echo "Register tests as 'SIM_TEST(name, ...)' or 'SIM_TEST_RANKED(name, ...)' at the start of a line in tb/*.c."
   exit 1
 fi
 echo "regression covers all $(echo "$actual" | wc -l) tests"
