@@ -207,6 +207,67 @@ START_TEST(dcqcn_keeps_queue_under_kmax)
 }
 END_TEST
 
+/* A ring of five switches, every host sending two hops on: each ring link
+ * carries two flows at line rate, so every ring ingress passes XOFF, and with
+ * the routes all going one way round the pauses close a cycle; the watchdog
+ * sees no progress with packets held and names the cycle of paused ports. */
+#define R_N 5   /* two hops on is the short way round: every route goes clockwise */
+START_TEST(pfc_ring_deadlock_detected)
+{
+    network_register_kinds();
+    sim_kernel *k = sim_kernel_new();
+    topo *t = topo_new("roce-100g", err, sizeof err);
+    const char *sp[] = { "ports=3", NULL };
+    char a[16], b[16];
+    for (unsigned i = 0; i < R_N; i++) {
+        snprintf(a, sizeof a, "s%u", i);
+        ck_assert_int_ge(topo_add_node(t, a, "eth_switch", sp, err, sizeof err), 0);
+    }
+    for (unsigned i = 0; i < R_N; i++) {   /* p0: to the next switch, p1: from the previous, p2: the host */
+        snprintf(a, sizeof a, "s%u.p0", i);
+        snprintf(b, sizeof b, "s%u.p1", (i + 1) % R_N);
+        ck_assert_msg(topo_add_link(t, a, b, NULL, -1, -1, err, sizeof err) >= 0, "%s", err);
+    }
+    for (unsigned i = 0; i < R_N; i++) {
+        snprintf(a, sizeof a, "h%u", i);
+        snprintf(b, sizeof b, "s%u.p2", i);
+        ck_assert_int_ge(topo_add_node(t, a, "roce_nic", NULL, err, sizeof err), 0);
+        ck_assert_msg(topo_add_link(t, a, b, NULL, -1, -1, err, sizeof err) >= 0, "%s", err);
+    }
+    ck_assert_msg(topo_finish(t, err, sizeof err) == 0, "%s", err);
+    roce_flow flows[R_N];
+    for (unsigned i = 0; i < R_N; i++)
+        flows[i] = (roce_flow){ .src = (uint32_t)t->nodes[R_N + i].endpoint, .dst = (uint32_t)t->nodes[R_N + (i + 2) % R_N].endpoint,
+                                .prio = 3, .payload_bytes = MTU, .bytes = UINT64_MAX };
+    roce_nic_cfg nc = { .flows = flows, .n_flows = R_N, .cnp_prio = 6, .queue_pkts = 2 };
+    dcqcn_cfg_default(&nc.dc);
+    eth_switch_cfg sc;
+    eth_switch_cfg_default(&sc);
+    sc.ecn = false;
+    sc.buffer_bytes = 1u << 20;
+    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_SINGLE, .seed = 1, .allow_route_cycles = true,
+                          .kind_cfg = { { "roce_nic", &nc }, { "eth_switch", &sc } } };
+    sim_fabric *f = sim_fabric_new(k, t, &fc, err, sizeof err);
+    ck_assert_msg(f, "%s", err);
+    uint64_t last = UINT64_MAX, held = 0;
+    int stalled = 0, len = 0;
+    char cycle[512] = "";
+    for (unsigned w = 1; w <= 200 && !len; w++) {   /* the watchdog: every 20 us */
+        sim_fabric_run(f, SIM_US(20) * w);
+        uint64_t fwd = eth_fabric_progress(f, &held);
+        stalled = fwd == last && held ? stalled + 1 : 0;
+        last = fwd;
+        if (stalled >= 3) len = eth_pfc_cycle(f, cycle, sizeof cycle);
+    }
+    ck_assert_msg(len == R_N, "cycle of %d switches: '%s' (held %llu)", len, cycle, (unsigned long long)held);
+    ck_assert_ptr_nonnull(strstr(cycle, "s0.p0"));
+    ck_assert_msg(sim_fabric_check(f, false, err, sizeof err) == 0, "%s", err);
+    sim_fabric_free(f);
+    topo_free(t);
+    sim_kernel_free(k);
+}
+END_TEST
+
 START_TEST(bad_config_refused)
 {
     eth_switch_cfg c;
@@ -232,6 +293,7 @@ int main(void)
     tcase_add_test(tc, lossy_incast_drops_are_gaps);
     tcase_add_test(tc, short_headroom_is_counted);
     tcase_add_test(tc, dcqcn_keeps_queue_under_kmax);
+    tcase_add_test(tc, pfc_ring_deadlock_detected);
     tcase_add_test(tc, bad_config_refused);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -102,4 +102,12 @@ const eth_port *eth_switch_port(const eth_switch *s, unsigned port);
 /* Largest headroom use of any (ingress, priority), and the headroom it had. */
 uint64_t eth_switch_max_headroom_used(const eth_switch *s, uint32_t *headroom_bytes);
 
+/* PFC deadlock watchdog over the eth_switches of a fabric. Progress: packets
+ * they forwarded so far (held_pkts: packets inside them now). A caller that sees
+ * no progress with packets held asks for the cycle: the switches each waiting
+ * on the next through a port paused with packets queued, named in cycle
+ * ("s0.p0 -> s1.p0 -> s0 (paused, packets queued)"); returns its length, 0: none. */
+uint64_t eth_fabric_progress(const sim_fabric *f, uint64_t *held_pkts);
+int eth_pfc_cycle(const sim_fabric *f, char *cycle, size_t n);
+
 #endif
