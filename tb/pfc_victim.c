@@ -18,7 +18,8 @@
  *   victim gets about its fair rate (victim_share >= 0.85).
  * Metrics: victim_GBps and victim_share per mode ("pfc1_ecn0", "pfc1_ecn1"),
  * the pause-time map pause_us (per port: time its transmitter was paused,
- * PAUSE frames it sent) per mode, drops. */
+ * PAUSE frames it sent, in the measurement window) per mode, h0_GBps and
+ * h1_GBps (an incast sender behind the uplink, one on the hot switch), drops. */
 #include "tb/roce_common.h"
 
 #include <cjson/cJSON.h>
@@ -42,7 +43,7 @@ static const sim_param_def pfc_victim_params[] = {
 #define PFC_SHARE_TOL 0.35
 
 typedef struct mode_result {
-    double victim_GBps, victim_share, incast_GBps;
+    double victim_GBps, victim_share, incast_GBps, h0_GBps, h1_GBps;
     uint64_t drops, headroom_drops, lost, pauses_sent, cnps;
     uint64_t max_headroom, headroom;
     cJSON *pause_map;
@@ -103,11 +104,15 @@ static void run_mode(sim_kernel *k_in, sim_trace *tr, uint64_t seed, const char 
     if (!f) sim_input_error("pfc_victim: %s", err);
     roce_nic *r = sim_fabric_component(f, r_node), *vr = sim_fabric_component(f, vr_node);
     sim_fabric_run(f, (sim_time_ps)(warmup_us * 1e6));
+    sim_fabric_reset_stats(f);   /* the pause-time map and frame counts: the measurement window */
     uint64_t v0 = roce_nic_flow_rx_bytes(vr, n), r0 = roce_nic_stats_get(r)->received_payload_bytes;
+    uint64_t h00 = roce_nic_flow_rx_bytes(r, 0), h10 = roce_nic_flow_rx_bytes(r, 1);
     sim_fabric_run(f, (sim_time_ps)(duration_us * 1e6));
     double win_ns = (duration_us - warmup_us) * 1000.0;
     m->victim_GBps = (double)(roce_nic_flow_rx_bytes(vr, n) - v0) / win_ns;
     m->incast_GBps = (double)(roce_nic_stats_get(r)->received_payload_bytes - r0) / win_ns;
+    m->h0_GBps = (double)(roce_nic_flow_rx_bytes(r, 0) - h00) / win_ns;   /* the incast sender behind the uplink */
+    m->h1_GBps = (double)(roce_nic_flow_rx_bytes(r, 1) - h10) / win_ns;   /* one on the hot switch */
     m->pause_map = cJSON_CreateArray();
     m->drops = m->headroom_drops = m->pauses_sent = 0;
     m->max_headroom = 0;
@@ -178,11 +183,13 @@ static void pfc_victim_run(sim_test_ctx *c)
     }
     sim_report *rep = c->report;
     cJSON *vg = cJSON_CreateObject(), *vs = cJSON_CreateObject(), *ig = cJSON_CreateObject(), *pm = cJSON_CreateObject(),
-          *pf = cJSON_CreateObject(), *cn = cJSON_CreateObject();
+          *pf = cJSON_CreateObject(), *cn = cJSON_CreateObject(), *h0 = cJSON_CreateObject(), *h1 = cJSON_CreateObject();
     for (unsigned e = 0; e < 2; e++) {
         cJSON_AddNumberToObject(vg, mode_names[e], m[e].victim_GBps);
         cJSON_AddNumberToObject(vs, mode_names[e], m[e].victim_share);
         cJSON_AddNumberToObject(ig, mode_names[e], m[e].incast_GBps);
+        cJSON_AddNumberToObject(h0, mode_names[e], m[e].h0_GBps);
+        cJSON_AddNumberToObject(h1, mode_names[e], m[e].h1_GBps);
         cJSON_AddNumberToObject(pf, mode_names[e], (double)m[e].pauses_sent);
         cJSON_AddNumberToObject(cn, mode_names[e], (double)m[e].cnps);
         cJSON_AddItemToObject(pm, mode_names[e], m[e].pause_map);
@@ -190,6 +197,8 @@ static void pfc_victim_run(sim_test_ctx *c)
     sim_report_metric_json(rep, "victim_GBps", vg);
     sim_report_metric_json(rep, "victim_share", vs);
     sim_report_metric_json(rep, "incast_GBps", ig);
+    sim_report_metric_json(rep, "h0_GBps", h0);
+    sim_report_metric_json(rep, "h1_GBps", h1);
     sim_report_metric_json(rep, "pause_frames", pf);
     sim_report_metric_json(rep, "cnps", cn);
     sim_report_metric(rep, "victim_fair_GBps", fair);
