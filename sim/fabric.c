@@ -168,7 +168,7 @@ sim_fabric *sim_fabric_new(sim_kernel *k, const topo *t, const sim_fabric_cfg *c
     if (!f->routes) return fail(f, err, errlen, "routing: %s%s", why, "");
     /* Every fabric link is lossless (credits), so a cycle of channel
      * dependencies can deadlock: refuse it before the run rather than hang. */
-    if (topo_routes_check_cdg(f->routes, true, why, sizeof why) == 1) {
+    if (!cfg->allow_route_cycles && topo_routes_check_cdg(f->routes, true, why, sizeof why) == 1) {
         static const char *const names[] = { "ecmp", "single", "dor", "updown" };
         return fail(f, err, errlen,
                     "routing=%s: these routes can deadlock on lossless (credited) links: %s; use routing=dor on rings, meshes "

@@ -118,6 +118,10 @@ typedef struct sim_fabric_cfg {
      * has a component to report from); cut links carry packets as bytes
      * (sim/fabric_cut.h). parts and part_kernels are then unused. */
     const struct sim_pdes_transport *transport;
+    /* Run routes whose channel dependencies close a cycle (refused otherwise:
+     * they can deadlock on lossless links): for a test that shows the deadlock
+     * and detects it itself (a PFC watchdog), never for one that would hang. */
+    bool allow_route_cycles;
 } sim_fabric_cfg;
 
 /* NULL with err naming the node / link / field on bad input. t stays the caller's. */

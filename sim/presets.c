@@ -26,6 +26,7 @@
 #define IB_SRC "[sys] 4x 50/100/200G PAM4; [ieee] 16/17 coding+FEC; IBA headers; latency [assumed: 5 m cable 25 ns + PHY/FEC]"
 #define ETH_OVH "RoCEv2: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + preamble 8 + IFG 12"
 #define ETH_SRC "[sys][ieee] lane rates and coding; RoCEv2 framing; latency [assumed: 5 m cable 25 ns + PHY/FEC]"
+#define ROCE_SRC "[sys][ieee] 100GBASE-R4 4x25G NRZ 64b/66b, 200/400GBASE-R 50G PAM4 lanes + RS-FEC; RoCEv2 framing [sys §1]; latency [assumed: 5 m cable 25 ns + PHY/FEC]"
 
 static const topo_preset presets[] = {
     PCIE_GEN(1, 2.5, 8, 10, 24, PCIE_OVH, PCIE_SRC),
@@ -56,6 +57,11 @@ static const topo_preset presets[] = {
     { "eth-200g", 53.125, 4, 16, 17, 100.0, 82, ETH_OVH, ETH_SRC },
     { "eth-400g", 53.125, 8, 16, 17, 100.0, 82, ETH_OVH, ETH_SRC },
     { "eth-800g", 106.25, 8, 16, 17, 100.0, 82, ETH_OVH, ETH_SRC },
+    /* RoCE v2 NICs and switch ports (ConnectX-5/6/7-class 100/200/400 GbE): the same
+     * PHYs and framing as eth-*; the name says the link carries RDMA (kinds roce_nic, eth_switch). */
+    { "roce-100g", 25.78125, 4, 64, 66, 100.0, 82, ETH_OVH, ROCE_SRC },
+    { "roce-200g", 53.125, 4, 16, 17, 100.0, 82, ETH_OVH, ROCE_SRC },
+    { "roce-400g", 53.125, 8, 16, 17, 100.0, 82, ETH_OVH, ROCE_SRC },
 };
 #define N_PRESETS (sizeof presets / sizeof presets[0])
 

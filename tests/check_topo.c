@@ -62,7 +62,8 @@ START_TEST(test_presets)
             preset(name);
         }
     static const char *const others[] = { "nvlink2", "nvlink3", "nvlink4", "nvlink5", "infinity-fabric", "hccs", "ici", "ib-hdr",
-                                          "ib-ndr", "ib-xdr", "eth-25g", "eth-100g", "eth-200g", "eth-400g", "eth-800g" };
+                                          "ib-ndr", "ib-xdr", "eth-25g", "eth-100g", "eth-200g", "eth-400g", "eth-800g",
+                                          "roce-100g", "roce-200g", "roce-400g" };
     for (unsigned i = 0; i < sizeof others / sizeof *others; i++, n++) preset(others[i]);
     ck_assert_uint_eq(topo_preset_count(), n);
     ck_assert_ptr_null(topo_preset_find("pcie-gen7-x16"));

@@ -1,10 +1,12 @@
-/* network_register_kinds: the topology kinds "ib_hca", "ib_switch" and "ib_rnic" and
+/* network_register_kinds: the topology kinds "ib_hca", "ib_switch", "ib_rnic", "roce_nic" and "eth_switch" and
  * their fabric components (explicit: static libraries drop unreferenced constructors). */
 #include "models/network/network.h"
 
 void ib_hca_register(void);
 void ib_switch_register(void);
 void ib_rnic_register(void);
+void roce_nic_register(void);
+void eth_switch_register(void);
 
 void network_register_kinds(void)
 {
@@ -19,12 +21,22 @@ void network_register_kinds(void)
         static const topo_kind rnic = { .name = "ib_rnic", .port_prefix = "p", .max_ports = 1, .default_ports = 1,
                                         .forwards = false, .params = "ports",
                                         .help = "RDMA NIC on one IB port: RC queue pairs (WRITE/READ/SEND, ACK/NAK, go-back-N, RTO)" };
+        static const topo_kind nic = { .name = "roce_nic", .port_prefix = "p", .max_ports = 1, .default_ports = 1,
+                                       .forwards = false, .params = "ports",
+                                       .help = "RoCE v2 NIC on one Ethernet port: rate-limited flows, DCQCN, honours PFC" };
+        static const topo_kind esw = { .name = "eth_switch", .port_prefix = "p", .max_ports = 64, .default_ports = 2,
+                                       .forwards = true, .params = "ports",
+                                       .help = "Ethernet switch: shared buffer, per-priority queues, PFC, RED/ECN, or tail drop" };
         topo_kind_register(&hca);
         topo_kind_register(&sw);
         topo_kind_register(&rnic);
+        topo_kind_register(&nic);
+        topo_kind_register(&esw);
         done = true;
     }
     ib_hca_register();
     ib_switch_register();
     ib_rnic_register();
+    roce_nic_register();
+    eth_switch_register();
 }

@@ -8,6 +8,7 @@
 #define MODELS_NETWORK_NETWORK_H
 
 #include "models/network/ib_port.h"
+#include "models/network/roce.h"
 
 /* Registers the topology and fabric kinds; call before building a topology (twice is harmless). */
 void network_register_kinds(void);

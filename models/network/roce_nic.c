@@ -1,0 +1,304 @@
+/* Kind "roce_nic": a RoCE v2 NIC on one Ethernet port (roce.h).
+ * Sender: each flow of this NIC has a rate limiter (DCQCN's reaction point:
+ * Rc paces the flow's packets, wire bytes at Rc); the NIC keeps queue_pkts
+ * packets per priority at the port, which honours PFC, so a paused priority
+ * stops the flows behind it. Receiver: per-flow sequence check (a gap counts
+ * as lost: no retransmission here) and, with DCQCN, the notification point:
+ * an ECN-marked packet makes a CNP back to the sender at most once per
+ * cnp_interval_us per flow. CNPs are 16 B payload (BTH + reserved) frames. */
+#include "models/network/roce.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CNP_PAYLOAD_BYTES 16u
+
+typedef struct tx_flow {
+    unsigned index;                /* into cfg.flows */
+    dcqcn_rp rp;
+    uint64_t sent_bytes, seq;
+    sim_time_ps next_ps;           /* the limiter lets the next packet go then */
+} tx_flow;
+
+struct roce_nic {
+    sim_fabric *f;
+    sim_kernel *k;
+    uint32_t node, index;
+    roce_nic_cfg cfg;
+    eth_port *port;
+    const topo_link *link;
+    double line_Gbps;
+    sim_pkt_pool pool;
+    char name[TOPO_NAME_MAX + 1];
+    tx_flow *tx; unsigned n_tx, rr;
+    int *tx_of;                    /* flow index -> tx slot, -1 */
+    uint64_t *rx_bytes, *expect;
+    sim_time_ps *last_cnp_ps;      /* per flow, SIM_TIME_MAX: none yet */
+    sim_process proc;
+    sim_event wake;
+    roce_nic_stats st;
+    sim_trace_var tv_rate;         /* waves: the first flow's Rc in Mb/s */
+    sim_trace *tr;
+};
+
+static sim_time_ps pace_ps(uint32_t wire_bytes, double Gbps) { return (sim_time_ps)(wire_bytes * 8.0 / Gbps * 1000.0 + 0.5); }
+
+static void trace_rate(roce_nic *n)
+{
+    if (n->tr && n->n_tx) sim_trace_u64(n->tr, n->tv_rate, (uint64_t)(n->tx[0].rp.rc_Gbps * 1000.0));
+}
+
+/* Timers, then every flow the limiter and the port's queue let go; sleeps until the next of either. */
+static void run(void *ctx)
+{
+    roce_nic *n = ctx;
+    sim_time_ps now = sim_now(n->k), next = SIM_TIME_MAX;
+    unsigned want = n->cfg.queue_pkts ? n->cfg.queue_pkts : 2;
+    if (n->cfg.dcqcn)
+        for (unsigned i = 0; i < n->n_tx; i++) {
+            dcqcn_rp_timers(&n->tx[i].rp, &n->cfg.dc, now);
+            sim_time_ps t = dcqcn_rp_next_ps(&n->tx[i].rp);
+            if (t < next) next = t;
+        }
+    trace_rate(n);
+    for (unsigned j = 0; j < n->n_tx; j++) {
+        tx_flow *t = &n->tx[(n->rr + j) % n->n_tx];
+        const roce_flow *fl = &n->cfg.flows[t->index];
+        if (t->sent_bytes >= fl->bytes) continue;
+        if (t->next_ps > now) {
+            if (t->next_ps < next) next = t->next_ps;
+            continue;
+        }
+        if (eth_port_queued(n->port, fl->prio) >= want) continue;   /* woken by on_tx */
+        sim_pkt *k = sim_pkt_alloc(&n->pool);
+        uint32_t pay = fl->payload_bytes;
+        if (fl->bytes != UINT64_MAX && fl->bytes - t->sent_bytes < pay) pay = (uint32_t)(fl->bytes - t->sent_bytes);
+        k->src = n->index;
+        k->dst = fl->dst;
+        k->tc = fl->prio;
+        k->payload_bytes = pay;
+        k->wire_bytes = pay + n->link->overhead_bytes;
+        k->flow = t->index;
+        k->seq = t->seq++;
+        k->created_ps = now;
+        t->sent_bytes += pay;
+        t->next_ps = now + pace_ps(k->wire_bytes, n->cfg.dcqcn ? t->rp.rc_Gbps : n->line_Gbps);
+        if (n->cfg.dcqcn) dcqcn_rp_sent(&t->rp, &n->cfg.dc, k->wire_bytes);
+        n->st.made++;
+        eth_port_enqueue(n->port, k, fl->prio, 0);
+        if (t->next_ps < next) next = t->next_ps;
+    }
+    n->rr = n->n_tx ? (n->rr + 1) % n->n_tx : 0;
+    if (next != SIM_TIME_MAX) sim_event_notify_at(&n->wake, next - now);
+}
+
+static void on_tx(void *owner, eth_port *p, sim_pkt *pkt, uint32_t tag)
+{
+    (void)p, (void)tag;
+    roce_nic *n = owner;
+    if (!(pkt->flags & ETH_PKT_F_CNP)) n->st.sent++;
+    sim_event_notify_at(&n->wake, 0);
+}
+
+static void send_cnp(roce_nic *n, const sim_pkt *data)
+{
+    sim_pkt *k = sim_pkt_alloc(&n->pool);
+    k->src = n->index;
+    k->dst = data->src;
+    k->tc = n->cfg.cnp_prio;
+    k->flags = ETH_PKT_F_CNP;
+    k->payload_bytes = 0;
+    k->wire_bytes = CNP_PAYLOAD_BYTES + n->link->overhead_bytes;
+    k->flow = data->flow;
+    k->created_ps = sim_now(n->k);
+    n->st.cnps_sent++;
+    eth_port_enqueue(n->port, k, n->cfg.cnp_prio, 0);
+}
+
+static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
+{
+    (void)p;
+    roce_nic *n = owner;
+    if (pkt->dst != n->index) sim_fatal("%s: packet for endpoint %u arrived at endpoint %u", n->name, pkt->dst, n->index);
+    if (pkt->flow >= n->cfg.n_flows) sim_fatal("%s: packet of unknown flow %llu", n->name, (unsigned long long)pkt->flow);
+    unsigned fl = (unsigned)pkt->flow;
+    sim_time_ps now = sim_now(n->k);
+    if (pkt->flags & ETH_PKT_F_CNP) {   /* reaction point */
+        int slot = n->tx_of[fl];
+        if (slot < 0) sim_fatal("%s: CNP for flow %u, which it does not send", n->name, fl);
+        n->st.cnps_received++;
+        if (n->cfg.dcqcn) {
+            tx_flow *t = &n->tx[slot];
+            dcqcn_rp_timers(&t->rp, &n->cfg.dc, now);
+            dcqcn_rp_cnp(&t->rp, &n->cfg.dc, now);
+            /* the packet already scheduled keeps its time; later ones go at the new rate */
+            trace_rate(n);
+            sim_event_notify_at(&n->wake, 0);
+        }
+        sim_pkt_free(pkt);
+        return;
+    }
+    if (pkt->seq < n->expect[fl]) n->st.out_of_order++;
+    else if (pkt->seq > n->expect[fl]) n->st.lost += pkt->seq - n->expect[fl];
+    if (pkt->seq >= n->expect[fl]) n->expect[fl] = pkt->seq + 1;
+    n->st.received++;
+    n->st.received_payload_bytes += pkt->payload_bytes;
+    n->rx_bytes[fl] += pkt->payload_bytes;
+    if (pkt->ecn) {   /* notification point */
+        n->st.ecn_marked++;
+        sim_time_ps gap = (sim_time_ps)(n->cfg.dc.cnp_interval_us * 1e6 + 0.5);
+        if (n->cfg.dcqcn && (n->last_cnp_ps[fl] == SIM_TIME_MAX || now >= n->last_cnp_ps[fl] + gap)) {
+            n->last_cnp_ps[fl] = now;
+            send_cnp(n, pkt);
+        }
+    }
+    sim_pkt_free(pkt);
+}
+
+static bool eth_preset(const topo_link *l)
+{
+    return l->preset && (!strncmp(l->preset->name, "eth-", 4) || !strncmp(l->preset->name, "roce-", 5));
+}
+
+static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
+{
+    const topo *t = sim_fabric_topo(f);
+    static roce_nic_cfg defaults;
+    const roce_nic_cfg *c = sim_fabric_kind_cfg(f, "roce_nic");
+    if (!c) {
+        dcqcn_cfg_default(&defaults.dc);
+        c = &defaults;
+    }
+    if (c->dcqcn && dcqcn_cfg_check(&c->dc, why, why_n)) return NULL;
+    if (c->cnp_prio >= ETH_PRIOS) { snprintf(why, why_n, "cnp_prio=%u; allowed 0..7", c->cnp_prio); return NULL; }
+    const topo_node *tn = &t->nodes[node];
+    if (tn->nports != 1 || tn->port_link[0] < 0) { snprintf(why, why_n, "a roce_nic has one connected port"); return NULL; }
+    const topo_link *l = &t->links[tn->port_link[0]];
+    if (!eth_preset(l)) {
+        snprintf(why, why_n, "link preset %s is not Ethernet; allowed: eth-*, roce-*", l->preset ? l->preset->name : "(none)");
+        return NULL;
+    }
+    for (unsigned i = 0; i < c->n_flows; i++) {
+        const roce_flow *fl = &c->flows[i];
+        if (fl->src != (uint32_t)tn->endpoint) continue;
+        if (fl->payload_bytes < 256 || fl->payload_bytes > 4096) { snprintf(why, why_n, "flow %u: mtu=%u; allowed 256..4096", i, fl->payload_bytes); return NULL; }
+        if (fl->dst >= t->n_endpoints || fl->dst == fl->src) { snprintf(why, why_n, "flow %u: destination %u; allowed another endpoint", i, fl->dst); return NULL; }
+        if (fl->prio >= ETH_PRIOS) { snprintf(why, why_n, "flow %u: priority %u; allowed 0..7", i, fl->prio); return NULL; }
+        if (!(fl->start_us >= 0)) { snprintf(why, why_n, "flow %u: start_us=%g; allowed >= 0", i, fl->start_us); return NULL; }
+    }
+    roce_nic *n = calloc(1, sizeof *n);
+    if (!n) sim_fatal("out of memory");
+    n->f = f;
+    n->k = sim_fabric_node_kernel(f, node);
+    n->node = node;
+    n->index = (uint32_t)tn->endpoint;
+    n->cfg = *c;
+    n->link = l;
+    n->line_Gbps = l->GBps * 8;
+    snprintf(n->name, sizeof n->name, "%s", tn->name);
+    sim_pkt_pool_init(&n->pool, n->name);
+    size_t nf = c->n_flows ? c->n_flows : 1;
+    n->tx = calloc(nf, sizeof *n->tx);
+    n->tx_of = malloc(nf * sizeof *n->tx_of);
+    n->rx_bytes = calloc(nf, sizeof *n->rx_bytes);
+    n->expect = calloc(nf, sizeof *n->expect);
+    n->last_cnp_ps = malloc(nf * sizeof *n->last_cnp_ps);
+    if (!n->tx || !n->tx_of || !n->rx_bytes || !n->expect || !n->last_cnp_ps) sim_fatal("out of memory");
+    for (unsigned i = 0; i < nf; i++) n->tx_of[i] = -1, n->last_cnp_ps[i] = SIM_TIME_MAX;
+    for (unsigned i = 0; i < c->n_flows; i++) {
+        if (c->flows[i].src != n->index) continue;
+        tx_flow *tf = &n->tx[n->n_tx];
+        tf->index = i;
+        dcqcn_rp_init(&tf->rp, n->line_Gbps);
+        tf->next_ps = (sim_time_ps)(c->flows[i].start_us * 1e6 + 0.5);
+        n->tx_of[i] = (int)n->n_tx++;
+    }
+    sim_event_init(&n->wake, n->k, "roce_nic.wake");
+    sim_method_init(&n->proc, n->k, n->name, run, n);
+    sim_sensitive(&n->proc, &n->wake);
+    sim_dont_initialize(&n->proc);
+    return n;
+}
+
+static void connect(void *comp, const sim_fabric_port *p)
+{
+    roce_nic *n = comp;
+    sim_trace *tr = sim_fabric_trace(n->f);
+    char scope[16];
+    snprintf(scope, sizeof scope, "p%u", p->port);
+    sim_trace_push_scope(tr, n->name);
+    n->port = eth_port_new(n->k, p, ETH_SCHED_STRICT, p->name, on_rx, on_tx, n, tr, scope);
+    if (tr && n->n_tx) {
+        n->tr = tr;
+        n->tv_rate = sim_trace_add_var(tr, "rate_Mbps", 32);
+        trace_rate(n);
+    }
+    sim_trace_pop_scope(tr);
+}
+
+static void start(void *comp)
+{
+    roce_nic *n = comp;
+    sim_time_ps first = SIM_TIME_MAX, now = sim_now(n->k);
+    for (unsigned i = 0; i < n->n_tx; i++)
+        if (n->tx[i].next_ps < first) first = n->tx[i].next_ps;
+    if (first != SIM_TIME_MAX) sim_event_notify_at(&n->wake, first > now ? first - now : 0);
+}
+
+static void count_data(sim_pkt *k, void *ctx)
+{
+    if (!(k->flags & ETH_PKT_F_CNP)) (*(uint64_t *)ctx)++;
+}
+
+static int check(const void *comp, bool drained, char *why, size_t why_n)
+{
+    const roce_nic *n = comp;
+    if (eth_port_check(n->port, drained, why, why_n)) return -1;
+    uint64_t queued = 0;   /* data packets at the port (CNPs share its queues) */
+    eth_port_for_each_held(n->port, count_data, &queued);
+    if (n->st.made != n->st.sent + queued) {
+        snprintf(why, why_n, "%s: made %llu data packets, sent %llu, queued %llu", n->name, (unsigned long long)n->st.made,
+                 (unsigned long long)n->st.sent, (unsigned long long)queued);
+        return -1;
+    }
+    if (n->st.out_of_order) {
+        snprintf(why, why_n, "%s: %llu packets out of order", n->name, (unsigned long long)n->st.out_of_order);
+        return -1;
+    }
+    return 0;
+}
+
+static void held(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
+{
+    const roce_nic *n = comp;
+    if (n->port) eth_port_for_each_held(n->port, fn, ctx);
+}
+
+static void reset(void *comp) { eth_port_reset_stats(((roce_nic *)comp)->port); }
+
+static void nic_free(void *comp)
+{
+    roce_nic *n = comp;
+    eth_port_free(n->port);
+    sim_pkt_pool_free(&n->pool);
+    free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
+    free(n);
+}
+
+const roce_nic_stats *roce_nic_stats_get(const roce_nic *n) { return &n->st; }
+uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->rx_bytes[flow] : 0; }
+const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow)
+{
+    return flow < n->cfg.n_flows && n->tx_of[flow] >= 0 ? &n->tx[n->tx_of[flow]].rp : NULL;
+}
+const eth_port *roce_nic_port(const roce_nic *n) { return n->port; }
+
+void roce_nic_register(void)
+{
+    static const sim_fabric_kind kind = {
+        .name = "roce_nic", .build = build, .ingress = NULL, .connect = connect, .start = start, .check = check,
+        .reset_stats = reset, .held = held, .free = nic_free, .partitionable = false,
+    };
+    sim_fabric_kind_register(&kind);
+}
