@@ -45,15 +45,7 @@ static void list_add(idx_list *l, unsigned v)
 
 uint32_t ib_rnic_wire_bytes(const rc_hdr *h, uint32_t overhead_bytes)
 {
-    uint32_t extra = 0;
-    switch ((rc_opcode)h->opcode) {
-    case RC_DATA: extra = h->op == RC_WRITE && h->offset == 0 ? 16 : 0; break;   /* RETH */
-    case RC_READ_REQ: extra = 16; break;                                         /* RETH */
-    case RC_READ_RESP: extra = h->offset == 0 || h->last ? 4 : 0; break;         /* AETH */
-    case RC_ACK:
-    case RC_NAK: extra = 4; break;                                               /* AETH */
-    }
-    return h->payload_bytes + overhead_bytes + extra;
+    return h->payload_bytes + overhead_bytes + rc_extra_header_bytes(h);
 }
 
 static void on_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64_t bytes)

@@ -46,6 +46,18 @@ struct rc_qp {
     rc_stats st;
 };
 
+uint32_t rc_extra_header_bytes(const rc_hdr *h)
+{
+    switch ((rc_opcode)h->opcode) {
+    case RC_DATA: return h->op == RC_WRITE && h->offset == 0 ? 16 : 0;
+    case RC_READ_REQ: return 16;
+    case RC_READ_RESP: return h->offset == 0 || h->last ? 4 : 0;
+    case RC_ACK:
+    case RC_NAK: return 4;
+    }
+    return 0;
+}
+
 rc_qp *rc_qp_new(const rc_cfg *cfg, const char *name, rc_complete_fn done, void *ctx)
 {
     if (!cfg->mtu || !cfg->window_pkts || !cfg->ack_every || !cfg->rto_ps)

@@ -39,6 +39,12 @@ typedef struct rc_hdr {
     uint64_t offset;           /* DATA, READ_REQ, READ_RESP: where in the message */
 } rc_hdr;
 
+/* Transport headers a packet carries beyond the BTH (which the link presets'
+ * overhead counts): RETH 16 on a WRITE's first packet and on a READ request,
+ * AETH 4 on ACK/NAK and on a READ response's first and last (IBA 9.2-9.4;
+ * the same on InfiniBand and RoCE v2). */
+uint32_t rc_extra_header_bytes(const rc_hdr *h);
+
 typedef struct rc_cfg {
     uint32_t mtu;              /* payload bytes per packet */
     uint32_t window_pkts;      /* PSNs outstanding at most */

@@ -11,6 +11,7 @@
 #define MODELS_NETWORK_ROCE_H
 
 #include "models/network/eth_port.h"
+#include "models/network/rc.h"
 
 /* DCQCN (Zhu et al., SIGCOMM 2015; system.md §2). */
 typedef struct dcqcn_cfg {
@@ -45,7 +46,9 @@ void dcqcn_rp_sent(dcqcn_rp *r, const dcqcn_cfg *c, uint32_t bytes);
 /* The earliest timer (SIM_TIME_MAX: none). */
 sim_time_ps dcqcn_rp_next_ps(const dcqcn_rp *r);
 
-/* A stream of RoCE v2 packets (RC-like: sequence numbers, no retransmission). */
+/* A stream of RoCE v2 packets: without rc, sequence-numbered packets and no
+ * retransmission (a gap counts as lost); with rc, one RC WRITE of `bytes` on
+ * the flow's own queue pair (rc.h: ACK/NAK, go-back-N, timeout). */
 typedef struct roce_flow {
     uint32_t src, dst;             /* endpoint indices */
     uint8_t prio;                  /* 802.1p priority of the data (PFC class) */
@@ -61,6 +64,8 @@ typedef struct roce_nic_cfg {
     dcqcn_cfg dc;
     uint8_t cnp_prio;              /* CNPs travel on this priority */
     unsigned queue_pkts;           /* packets kept queued at the port per priority (0 = 2) */
+    bool rc;                       /* every flow an RC WRITE on its own QP (bytes finite); ACKs on the flow's priority */
+    rc_cfg rcc;                    /* the QPs' settings (mtu: each flow's payload_bytes) */
 } roce_nic_cfg;
 
 typedef struct roce_nic roce_nic;
@@ -72,6 +77,9 @@ const roce_nic_stats *roce_nic_stats_get(const roce_nic *n);
 uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow);
 const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow);
 const eth_port *roce_nic_port(const roce_nic *n);
+/* rc: when the flow's last byte arrived in order here (its receiver; 0: not yet), and its QP here (sender or receiver; NULL: none). */
+sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow);
+const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow);
 
 typedef struct eth_switch_cfg {
     uint64_t buffer_bytes;         /* shared buffer (headroom is reserved on top) */

@@ -5,7 +5,11 @@
  * stops the flows behind it. Receiver: per-flow sequence check (a gap counts
  * as lost: no retransmission here) and, with DCQCN, the notification point:
  * an ECN-marked packet makes a CNP back to the sender at most once per
- * cnp_interval_us per flow. CNPs are 16 B payload (BTH + reserved) frames. */
+ * cnp_interval_us per flow. CNPs are 16 B payload (BTH + reserved) frames.
+ * With cfg.rc each flow is one RC WRITE on a queue pair per flow at each end
+ * (rc.h): the limiter paces the requester's packets (first sends and
+ * retransmissions alike), the responder's ACKs and NAKs go at once on the
+ * flow's priority, and the requester's timeout runs on the NIC's wake-ups. */
 #include "models/network/roce.h"
 
 #include <stdio.h>
@@ -19,7 +23,10 @@ typedef struct tx_flow {
     dcqcn_rp rp;
     uint64_t sent_bytes, seq;
     sim_time_ps next_ps;           /* the limiter lets the next packet go then */
+    rc_qp *qp;                     /* rc: the requester */
 } tx_flow;
+
+typedef struct qp_owner { struct roce_nic *n; unsigned flow; } qp_owner;
 
 struct roce_nic {
     sim_fabric *f;
@@ -40,7 +47,45 @@ struct roce_nic {
     roce_nic_stats st;
     sim_trace_var tv_rate;         /* waves: the first flow's Rc in Mb/s */
     sim_trace *tr;
+    rc_qp **rx_qp;                 /* rc, per flow: the responder (made on its first packet) */
+    qp_owner *owners;              /* per flow: the QPs' completion context */
+    sim_time_ps *done_ps;          /* rc, per flow: its last byte in order here */
 };
+
+static void on_rc_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64_t bytes)
+{
+    (void)msg, (void)op, (void)bytes;
+    qp_owner *o = ctx;
+    if (!requester) o->n->done_ps[o->flow] = sim_now(o->n->k);
+}
+
+static rc_qp *make_qp(roce_nic *n, unsigned flow, const char *role)
+{
+    rc_cfg c = n->cfg.rcc;
+    c.mtu = n->cfg.flows[flow].payload_bytes;
+    char name[TOPO_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s.%s%u", n->name, role, flow);
+    n->owners[flow] = (qp_owner){ n, flow };
+    return rc_qp_new(&c, name, on_rc_done, &n->owners[flow]);
+}
+
+/* An RC packet of flow fl from its QP (its header in the packet's extension). */
+static sim_pkt *rc_packet(roce_nic *n, rc_qp *q, const roce_flow *fl, unsigned flow, sim_time_ps now)
+{
+    rc_hdr h;
+    if (!rc_next_packet(q, now, &h)) sim_fatal("%s: flow %u's QP offered a packet and had none", n->name, flow);
+    sim_pkt *k = sim_pkt_alloc(&n->pool);
+    memcpy(sim_pkt_ext(k), &h, sizeof h);
+    k->src = n->index;
+    k->dst = h.opcode == RC_DATA ? fl->dst : fl->src;
+    k->tc = fl->prio;
+    k->payload_bytes = h.payload_bytes;
+    k->wire_bytes = h.payload_bytes + n->link->overhead_bytes + rc_extra_header_bytes(&h);
+    k->flow = flow;
+    k->seq = h.psn;
+    k->created_ps = now;
+    return k;
+}
 
 static sim_time_ps pace_ps(uint32_t wire_bytes, double Gbps) { return (sim_time_ps)(wire_bytes * 8.0 / Gbps * 1000.0 + 0.5); }
 
@@ -62,27 +107,44 @@ static void run(void *ctx)
             if (t < next) next = t;
         }
     trace_rate(n);
+    if (n->cfg.rc) {   /* the responders' ACKs/NAKs at once; the requesters' timeouts */
+        for (unsigned f = 0; f < n->cfg.n_flows; f++)
+            while (n->rx_qp[f] && rc_has_packet(n->rx_qp[f])) {
+                n->st.made++;
+                eth_port_enqueue(n->port, rc_packet(n, n->rx_qp[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
+            }
+        for (unsigned i = 0; i < n->n_tx; i++) {
+            rc_timer(n->tx[i].qp, now);
+            if (rc_timer_due(n->tx[i].qp) < next) next = rc_timer_due(n->tx[i].qp);
+        }
+    }
     for (unsigned j = 0; j < n->n_tx; j++) {
         tx_flow *t = &n->tx[(n->rr + j) % n->n_tx];
         const roce_flow *fl = &n->cfg.flows[t->index];
-        if (t->sent_bytes >= fl->bytes) continue;
+        if (n->cfg.rc ? !rc_has_packet(t->qp) : t->sent_bytes >= fl->bytes) continue;
         if (t->next_ps > now) {
             if (t->next_ps < next) next = t->next_ps;
             continue;
         }
         if (eth_port_queued(n->port, fl->prio) >= want) continue;   /* woken by on_tx */
-        sim_pkt *k = sim_pkt_alloc(&n->pool);
-        uint32_t pay = fl->payload_bytes;
-        if (fl->bytes != UINT64_MAX && fl->bytes - t->sent_bytes < pay) pay = (uint32_t)(fl->bytes - t->sent_bytes);
-        k->src = n->index;
-        k->dst = fl->dst;
-        k->tc = fl->prio;
-        k->payload_bytes = pay;
-        k->wire_bytes = pay + n->link->overhead_bytes;
-        k->flow = t->index;
-        k->seq = t->seq++;
-        k->created_ps = now;
-        t->sent_bytes += pay;
+        sim_pkt *k;
+        if (n->cfg.rc) {
+            k = rc_packet(n, t->qp, fl, t->index, now);
+            if (rc_timer_due(t->qp) < next) next = rc_timer_due(t->qp);
+        } else {
+            k = sim_pkt_alloc(&n->pool);
+            uint32_t pay = fl->payload_bytes;
+            if (fl->bytes != UINT64_MAX && fl->bytes - t->sent_bytes < pay) pay = (uint32_t)(fl->bytes - t->sent_bytes);
+            k->src = n->index;
+            k->dst = fl->dst;
+            k->tc = fl->prio;
+            k->payload_bytes = pay;
+            k->wire_bytes = pay + n->link->overhead_bytes;
+            k->flow = t->index;
+            k->seq = t->seq++;
+            k->created_ps = now;
+        }
+        t->sent_bytes += k->payload_bytes;
         t->next_ps = now + pace_ps(k->wire_bytes, n->cfg.dcqcn ? t->rp.rc_Gbps : n->line_Gbps);
         if (n->cfg.dcqcn) dcqcn_rp_sent(&t->rp, &n->cfg.dc, k->wire_bytes);
         n->st.made++;
@@ -139,9 +201,24 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
         sim_pkt_free(pkt);
         return;
     }
-    if (pkt->seq < n->expect[fl]) n->st.out_of_order++;
-    else if (pkt->seq > n->expect[fl]) n->st.lost += pkt->seq - n->expect[fl];
-    if (pkt->seq >= n->expect[fl]) n->expect[fl] = pkt->seq + 1;
+    if (n->cfg.rc) {   /* the QPs keep the order and recover losses */
+        const rc_hdr *h = sim_pkt_ext_const(pkt);
+        if (h->opcode == RC_ACK || h->opcode == RC_NAK) {
+            int slot = n->tx_of[fl];
+            if (slot < 0) sim_fatal("%s: an ACK for flow %u, which it does not send", n->name, fl);
+            rc_receive(n->tx[slot].qp, now, h);
+            sim_pkt_free(pkt);
+            sim_event_notify_at(&n->wake, 0);
+            return;
+        }
+        if (!n->rx_qp[fl]) n->rx_qp[fl] = make_qp(n, fl, "rx");
+        rc_receive(n->rx_qp[fl], now, h);
+        sim_event_notify_at(&n->wake, 0);   /* its ACK */
+    } else {
+        if (pkt->seq < n->expect[fl]) n->st.out_of_order++;
+        else if (pkt->seq > n->expect[fl]) n->st.lost += pkt->seq - n->expect[fl];
+        if (pkt->seq >= n->expect[fl]) n->expect[fl] = pkt->seq + 1;
+    }
     n->st.received++;
     n->st.received_payload_bytes += pkt->payload_bytes;
     n->rx_bytes[fl] += pkt->payload_bytes;
@@ -186,6 +263,7 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         if (fl->dst >= t->n_endpoints || fl->dst == fl->src) { snprintf(why, why_n, "flow %u: destination %u; allowed another endpoint", i, fl->dst); return NULL; }
         if (fl->prio >= ETH_PRIOS) { snprintf(why, why_n, "flow %u: priority %u; allowed 0..7", i, fl->prio); return NULL; }
         if (!(fl->start_us >= 0)) { snprintf(why, why_n, "flow %u: start_us=%g; allowed >= 0", i, fl->start_us); return NULL; }
+        if (c->rc && (fl->bytes == UINT64_MAX || !fl->bytes)) { snprintf(why, why_n, "flow %u: an RC WRITE needs 1 or more bytes, not endless", i); return NULL; }
     }
     roce_nic *n = calloc(1, sizeof *n);
     if (!n) sim_fatal("out of memory");
@@ -197,8 +275,13 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     n->link = l;
     n->line_Gbps = l->GBps * 8;
     snprintf(n->name, sizeof n->name, "%s", tn->name);
-    sim_pkt_pool_init(&n->pool, n->name);
+    if (c->rc) sim_pkt_pool_init_ext(&n->pool, n->name, sizeof(rc_hdr));
+    else sim_pkt_pool_init(&n->pool, n->name);
     size_t nf = c->n_flows ? c->n_flows : 1;
+    n->rx_qp = calloc(nf, sizeof *n->rx_qp);
+    n->owners = calloc(nf, sizeof *n->owners);
+    n->done_ps = calloc(nf, sizeof *n->done_ps);
+    if (!n->rx_qp || !n->owners || !n->done_ps) sim_fatal("out of memory");
     n->tx = calloc(nf, sizeof *n->tx);
     n->tx_of = malloc(nf * sizeof *n->tx_of);
     n->rx_bytes = calloc(nf, sizeof *n->rx_bytes);
@@ -212,6 +295,10 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         tf->index = i;
         dcqcn_rp_init(&tf->rp, n->line_Gbps);
         tf->next_ps = (sim_time_ps)(c->flows[i].start_us * 1e6 + 0.5);
+        if (c->rc) {
+            tf->qp = make_qp(n, i, "tx");
+            rc_post(tf->qp, RC_WRITE, c->flows[i].bytes);
+        }
         n->tx_of[i] = (int)n->n_tx++;
     }
     sim_event_init(&n->wake, n->k, "roce_nic.wake");
@@ -266,6 +353,19 @@ static int check(const void *comp, bool drained, char *why, size_t why_n)
         snprintf(why, why_n, "%s: %llu packets out of order", n->name, (unsigned long long)n->st.out_of_order);
         return -1;
     }
+    for (unsigned f = 0; n->cfg.rc && f < n->cfg.n_flows; f++) {
+        const rc_qp *q = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].qp : n->rx_qp[f];
+        if (!q) continue;
+        if (rc_check(q, why, why_n)) return -1;
+        if (rc_failed(q)) {
+            snprintf(why, why_n, "%s: flow %u's QP failed after %u timeouts in a row", n->name, f, n->cfg.rcc.retry_cnt + 1);
+            return -1;
+        }
+        if (drained && !rc_idle(q)) {
+            snprintf(why, why_n, "%s: flow %u's QP still has work after the drain", n->name, f);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -282,7 +382,10 @@ static void nic_free(void *comp)
     roce_nic *n = comp;
     eth_port_free(n->port);
     sim_pkt_pool_free(&n->pool);
+    for (unsigned i = 0; i < n->n_tx; i++) rc_qp_free(n->tx[i].qp);
+    for (unsigned f = 0; f < n->cfg.n_flows; f++) rc_qp_free(n->rx_qp[f]);
     free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
+    free(n->rx_qp), free(n->owners), free(n->done_ps);
     free(n);
 }
 
@@ -293,6 +396,12 @@ const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow)
     return flow < n->cfg.n_flows && n->tx_of[flow] >= 0 ? &n->tx[n->tx_of[flow]].rp : NULL;
 }
 const eth_port *roce_nic_port(const roce_nic *n) { return n->port; }
+sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->done_ps[flow] : 0; }
+const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow)
+{
+    if (flow >= n->cfg.n_flows) return NULL;
+    return n->tx_of[flow] >= 0 ? n->tx[n->tx_of[flow]].qp : n->rx_qp[flow];
+}
 
 void roce_nic_register(void)
 {
