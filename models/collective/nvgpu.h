@@ -17,12 +17,13 @@
 
 #define NVGPU_PKT_PAYLOAD_BYTES 128u   /* an SM's NVLink write: 128-byte payloads (system.md §1) */
 #define NVGPU_MAX_PORTS 64
+#define NVGPU_BURST_DIV 128u          /* a write's bursts are at most 1/128 of it (see nvgpu_send_data) */
 
 typedef struct nvgpu nvgpu;
 
 typedef struct nvgpu_cfg {
     double reduce_GBps;        /* reduction unit: bytes of result per second (1e9 B/s) */
-    unsigned burst_pkts;       /* packets per message (1: every packet its own message) */
+    unsigned burst_pkts;       /* most packets per message (1: every packet its own message) */
 } nvgpu_cfg;
 #define NVGPU_CFG_DEFAULT ((nvgpu_cfg){ 1117.0, 1 })
 
@@ -45,7 +46,8 @@ const sim_fabric_port *nvgpu_port(const nvgpu *g, unsigned port);
 sim_kernel *nvgpu_kernel(const nvgpu *g);
 
 /* Queues `payload_bytes` of data to endpoint dst on `port` as NVLink packets
- * in bursts of cfg.burst_pkts, flow `flow` (the switches' ECMP key), `kind`
+ * in bursts of up to cfg.burst_pkts (and at most 1/NVGPU_BURST_DIV of the
+ * write: a switch stores and forwards a burst whole), flow `flow` (the switches' ECMP key), `kind`
  * in the packets' flags (the engine's); the last message carries `data` and,
  * when notify, tags its sent callback with `tag`. payload 0: nothing is sent
  * (the callback, if asked, comes at once). Returns the messages queued. */
