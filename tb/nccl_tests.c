@@ -164,7 +164,7 @@ static void nccl_run(sim_test_ctx *c)
     row rows[MAX_ROWS];
     unsigned nrows = 0;
     bool conserved = true, all_checked_right = true;
-    char cons_why[1024] = "";
+    char cons_why[1200] = "";
     if (!c->quiet) {
         printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
                coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
