@@ -116,8 +116,7 @@ void ring_on_sent(void *ctx, nvgpu *g, uint64_t tag)
 {
     (void)g;
     coll_rank *rk = ctx;
-    /* the send of item i read the slot of receive i-1 (same chunk, step before) */
-    (void)TAG_I(tag);
+    /* the send of item TAG_I(tag) read the slot of the receive before it (same chunk, step before) */
     release_slot(&rk->ch[TAG_CH(tag)]);
 }
 
