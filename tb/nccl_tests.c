@@ -258,6 +258,20 @@ static void nccl_run(sim_test_ctx *c)
         sim_check(c->report, "large_busbw_near_prediction", inband == large,
                   "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = min(%u links x %.2f GB/s goodput, "
                   "reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
+    /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
+    uint64_t min_b = UINT64_MAX, max_b = 0;
+    for (uint32_t l = 0; l < t->n_links; l++)
+        for (unsigned d = 0; d < 2; d++) {
+            sim_fabric_dir_stats ds;
+            if (!sim_fabric_dir_stats_get(f, l, d, &ds)) continue;
+            if (ds.window_bytes < min_b) min_b = ds.window_bytes;
+            if (ds.window_bytes > max_b) max_b = ds.window_bytes;
+        }
+    sim_report_metric(c->report, "link_bytes_min_over_max", max_b ? (double)min_b / (double)max_b : 0);
+    if (chans % ports == 0 && nrows)
+        sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
+                  "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
+                  chans, ports, max_b ? (double)min_b / (double)max_b : 0);
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
     write_plot(c, rows, nrows, coll_op_name(op), bound, predicted);
