@@ -523,6 +523,8 @@ topo *topo_from_string(const char *spec, const char *default_preset, char *err, 
     for (const char *p = spec; word && p < colon; p++)
         if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_') word = false;
     if (word) return topo_generate(spec, default_preset, err, errlen);
+    /* Generators without arguments may be named without the colon. */
+    if (!strcmp(spec, "dgx-h100")) return topo_generate("dgx-h100:", default_preset, err, errlen);
     return topo_from_json_file(spec, default_preset, err, errlen);
 }
 

@@ -18,7 +18,8 @@ static const char gen_help[] =
     "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64), "
     "host-gpu:gen=G,lanes=L (G 1..6, L 1|2|4|8|16; kinds host and gpu: models/server), "
     "server:gpus=G,nics=N,gen=5,switches=S[,lanes=L] (an HGX-like server: G 1..32 GPUs spread evenly under S 1..16 PCIe switches, "
-    "N NICs spread the same way, N 0 or a multiple of S; kinds server_host, pcie_switch, gpu, nic)";
+    "N NICs spread the same way, N 0 or a multiple of S; kinds server_host, pcie_switch, gpu, nic), "
+    "dgx-h100 (8 nvgpu H100s, 4 NVSwitch-3 chips as switches, 18 nvlink4 links per GPU split 5/4/4/5; kind nvgpu: models/collective)";
 
 const char *topo_generators_help(void) { return gen_help; }
 
@@ -220,6 +221,33 @@ static topo *server(topo *t, const char *args, char *err, size_t errlen)
     return t;
 }
 
+/* dgx-h100 -- one DGX/HGX H100 NVLink domain: gpu0..gpu7 (kind nvgpu, 18
+ * ports nvl0..nvl17) and nvs0..nvs3 (kind switch: the NVSwitch-3 chips),
+ * every GPU's links split 5/4/4/5 over them in port order (nvl0-4 on nvs0,
+ * nvl5-8 on nvs1, nvl9-12 on nvs2, nvl13-17 on nvs3), so port p of every GPU
+ * is on the same switch. Links nvlink4 (25 GB/s per direction each) whatever
+ * link= says: the preset is the machine's. PCIe and NICs are later steps. */
+static topo *dgx_h100(topo *t, const char *args, char *err, size_t errlen)
+{
+    static const unsigned per_switch[4] = { 5, 4, 4, 5 };
+    if (*args) return topo_fail(t, err, errlen, "dgx-h100: takes no arguments yet ('%.40s'); nodes=N is not modelled yet", args);
+    if (!topo_kind_find("nvgpu"))
+        return topo_fail(t, err, errlen, "dgx-h100: kind nvgpu is not registered (collective_register_kinds, models/collective)");
+    snprintf(t->generator, sizeof t->generator, "dgx-h100");
+    for (unsigned g = 0; g < 8; g++) set_level(t, add_node(t, "nvgpu", 18, "gpu%u", g), 0);
+    for (unsigned s = 0; s < 4; s++) set_level(t, add_node(t, "switch", 8 * per_switch[s], "nvs%u", s), 1);
+    char lerr[1024], a[32], b[32];
+    for (unsigned g = 0; g < 8; g++)
+        for (unsigned s = 0, port = 0; s < 4; s++)
+            for (unsigned j = 0; j < per_switch[s]; j++, port++) {
+                snprintf(a, sizeof a, "gpu%u.nvl%u", g, port);
+                snprintf(b, sizeof b, "nvs%u.p%u", s, g * per_switch[s] + j);
+                if (topo_add_link(t, a, b, "nvlink4", -1, -1, lerr, sizeof lerr) < 0) sim_fatal("generator: %s", lerr);
+            }
+    if (topo_finish(t, err, errlen)) sim_fatal("generator dgx-h100 made a bad graph: %s", err);
+    return t;
+}
+
 /* Strict decimal: digits only, at most 7 of them. Returns chars read or 0. */
 static unsigned read_uint(const char *s, unsigned *v)
 {
@@ -260,6 +288,7 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
     if (!t) return NULL;
     if (nlen == 8 && !strncmp(spec, "host-gpu", 8)) return host_gpu(t, args, err, errlen);
     if (nlen == 6 && !strncmp(spec, "server", 6)) return server(t, args, err, errlen);
+    if (nlen == 8 && !strncmp(spec, "dgx-h100", 8)) return dgx_h100(t, args, err, errlen);
     unsigned v[4] = { 0, 0, 0, 1 };
     char sep = !strcmp(name, "leafspine") ? ',' : 'x';
     unsigned want = !strcmp(name, "mesh2d") || !strcmp(name, "torus2d") ? 2

@@ -1,0 +1,222 @@
+/* The communicator, a run of one collective, and the reference check. */
+#include "models/collective/coll_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void collective_register_kinds(void) { nvgpu_register(); }
+
+const char *coll_op_name(enum coll_op op)
+{
+    return op == COLL_ALL_REDUCE ? "all_reduce" : op == COLL_ALL_GATHER ? "all_gather" : "reduce_scatter";
+}
+
+double coll_busbw_factor(enum coll_op op, unsigned n)
+{
+    return op == COLL_ALL_REDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+}
+
+/* A flow id for the connection src -> dst of channel ch on `port`: the
+ * channel (+1) in bits 40.., so the receiver knows it; the low bits chosen
+ * so the first switch's ECMP hash sends it down the link to dst's port of
+ * the same number -- NCCL's rings over NVSwitch each keep to their own
+ * NVLinks at both ends (the hardware picks the port by address; here the
+ * switch's ECMP is steered by the label). Falls back to any label when the
+ * two ports are not on one switch. */
+static uint64_t pick_flow(coll_comm *c, unsigned src, unsigned dst, unsigned port, unsigned ch, unsigned kind)
+{
+    uint64_t base = ((uint64_t)(ch + 1) << 40) | ((uint64_t)kind << 36) | ((uint64_t)src << 28) | ((uint64_t)dst << 20);
+    const sim_fabric_port *sp = nvgpu_port(c->rank[src].g, port), *dp = nvgpu_port(c->rank[dst].g, port);
+    if (!dp || sp->peer_node != dp->peer_node) return base;
+    const topo_routes *routes = sim_fabric_routes(c->f);
+    uint32_t dst_ep = nvgpu_endpoint(c->rank[dst].g);
+    for (uint64_t i = 0; i < (1u << 16); i++) {
+        topo_hop h = topo_route_next(routes, sp->peer_node, (int)sp->peer_port, dst_ep, base | i);
+        if (h.port == dp->peer_port) return base | i;
+    }
+    return base;
+}
+
+coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t errlen)
+{
+    const topo *t = sim_fabric_topo(f);
+    coll_comm *c = calloc(1, sizeof *c);
+    c->f = f;
+    c->k = sim_fabric_kernel(f);
+    c->cfg = *cfg;
+    for (uint32_t e = 0; e < t->n_endpoints; e++) {
+        uint32_t node = t->endpoint_node[e];
+        if (strcmp(t->nodes[node].kind->name, "nvgpu")) continue;
+        if (c->n == COLL_MAX_RANKS) { snprintf(err, errlen, "more than %d GPUs; allowed: up to %d ranks", COLL_MAX_RANKS, COLL_MAX_RANKS); goto fail; }
+        c->rank[c->n].g = sim_fabric_component(f, node);
+        c->rank[c->n].r = c->n;
+        c->rank[c->n].cm = c;
+        c->n++;
+    }
+    if (c->n < 2) { snprintf(err, errlen, "%u nvgpu node(s); a communicator needs at least 2 GPUs (kind nvgpu)", c->n); goto fail; }
+    unsigned ports = nvgpu_ports(c->rank[0].g);
+    for (unsigned r = 0; r < c->n; r++)
+        if (nvgpu_ports(c->rank[r].g) != ports) {
+            snprintf(err, errlen, "GPU ranks 0 and %u have %u and %u NVLink ports; allowed: the same on every GPU", r, ports,
+                     nvgpu_ports(c->rank[r].g));
+            goto fail;
+        }
+    c->channels = cfg->channels ? cfg->channels : ports;
+    if (c->channels > COLL_MAX_CHANNELS) { snprintf(err, errlen, "channels=%u; allowed 1..%d", c->channels, COLL_MAX_CHANNELS); goto fail; }
+    if (cfg->slots < 1 || cfg->slots > COLL_MAX_SLOTS) { snprintf(err, errlen, "slots=%u; allowed 1..%d", cfg->slots, COLL_MAX_SLOTS); goto fail; }
+    if (cfg->chunk_bytes < 128 || cfg->chunk_bytes % 4) { snprintf(err, errlen, "chunk_bytes=%u; allowed a multiple of 4, at least 128", cfg->chunk_bytes); goto fail; }
+    for (unsigned r = 0; r < c->n; r++) {
+        coll_rank *rk = &c->rank[r];
+        unsigned next = (r + 1) % c->n, prev = (r + c->n - 1) % c->n;
+        rk->next_ep = nvgpu_endpoint(c->rank[next].g);
+        rk->prev_ep = nvgpu_endpoint(c->rank[prev].g);
+        for (unsigned ch = 0; ch < c->channels; ch++) {
+            ring_chan *rc = &rk->ch[ch];
+            rc->rk = rk;
+            rc->ch = ch;
+            rc->port = ch % ports;   /* channel ch on NVLink ch mod ports at every rank: all links carry rings */
+            rc->data_flow = pick_flow(c, r, next, rc->port, ch, COLL_MSG_DATA);
+            rc->ack_flow = pick_flow(c, r, prev, rc->port, ch, COLL_MSG_ACK);
+        }
+        nvgpu_set_handlers(rk->g, ring_on_recv, ring_on_sent, ring_on_reduced, rk);
+    }
+    return c;
+fail:
+    free(c);
+    return NULL;
+}
+
+void coll_comm_free(coll_comm *c) { free(c); }
+unsigned coll_comm_ranks(const coll_comm *c) { return c->n; }
+unsigned coll_comm_channels(const coll_comm *c) { return c->channels; }
+void coll_comm_set_check(coll_comm *c, bool check) { c->cfg.check = check; }
+
+static uint64_t block_lo(const coll_comm *c, unsigned b) { return (uint64_t)b * c->count / c->n; }
+
+void coll_range(const coll_comm *c, unsigned b, unsigned ch, uint64_t k, uint64_t *off, uint64_t *len)
+{
+    uint64_t lo = block_lo(c, b), lb = block_lo(c, b + 1) - lo;
+    uint64_t clo = lb * ch / c->channels, lbc = lb * (ch + 1) / c->channels - clo;
+    uint64_t klo = k * c->chunk_elems;
+    *off = lo + clo + klo;
+    *len = klo >= lbc ? 0 : lbc - klo < c->chunk_elems ? lbc - klo : c->chunk_elems;
+}
+
+unsigned coll_block(const coll_comm *c, unsigned r, unsigned s)
+{
+    unsigned shift = c->op == COLL_ALL_GATHER ? 0 : 1;   /* reduce-scatter ends with rank r holding block r */
+    return (unsigned)((r + 2 * c->n - s % c->n - shift) % c->n);
+}
+
+bool coll_step_reduces(const coll_comm *c, unsigned s)
+{
+    return c->op == COLL_REDUCE_SCATTER || (c->op == COLL_ALL_REDUCE && s + 2 <= c->n);
+}
+
+/* Exact in float: small integers, sums far below 2^24. */
+static float input_value(unsigned r, uint64_t i) { return (float)((int)((r * 31u + i * 7u) % 17u) - 8); }
+
+static uint64_t count_wrong(const coll_comm *c)
+{
+    uint64_t wrong = 0;
+    for (unsigned r = 0; r < c->n; r++)
+        for (unsigned b = 0; b < c->n; b++) {
+            if (c->op == COLL_REDUCE_SCATTER && b != r) continue;   /* a rank's result is its block */
+            for (uint64_t i = block_lo(c, b); i < block_lo(c, b + 1); i++) {
+                float want = 0;
+                if (c->op == COLL_ALL_GATHER) want = input_value(b, i);
+                else for (unsigned q = 0; q < c->n; q++) want += input_value(q, i);
+                if (c->rank[r].out[i] != want) wrong++;
+            }
+        }
+    return wrong;
+}
+
+int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, char *why, size_t why_n)
+{
+    memset(res, 0, sizeof *res);
+    c->op = op;
+    c->count = count;
+    c->chunk_elems = c->cfg.chunk_bytes / sizeof(float);
+    c->steps = op == COLL_ALL_REDUCE ? 2 * (c->n - 1) : c->n - 1;
+    c->carry = c->cfg.check;
+    c->ranks_done = 0;
+    c->injected = false;
+    /* chunks per channel: enough for the largest block's share */
+    uint64_t chunks[COLL_MAX_CHANNELS] = { 0 };
+    for (unsigned ch = 0; ch < c->channels; ch++)
+        for (unsigned b = 0; b < c->n; b++) {
+            uint64_t lo = block_lo(c, b), lb = block_lo(c, b + 1) - lo;
+            uint64_t lbc = lb * (ch + 1) / c->channels - lb * ch / c->channels;
+            uint64_t kk = (lbc + c->chunk_elems - 1) / c->chunk_elems;
+            if (kk > chunks[ch]) chunks[ch] = kk;
+        }
+    for (unsigned r = 0; r < c->n; r++) {
+        coll_rank *rk = &c->rank[r];
+        rk->chans_done = 0;
+        rk->done_ps = 0;
+        for (unsigned ch = 0; ch < c->channels; ch++) {
+            ring_chan *rc = &rk->ch[ch];
+            unsigned port = rc->port;
+            uint64_t df = rc->data_flow, af = rc->ack_flow;
+            memset(rc, 0, sizeof *rc);
+            rc->rk = rk, rc->ch = ch, rc->port = port, rc->data_flow = df, rc->ack_flow = af;
+            rc->chunks = chunks[ch];
+            rc->items = chunks[ch] * c->steps;
+            rc->credits = c->cfg.slots;
+        }
+        if (c->carry) {
+            rk->in = malloc((count ? count : 1) * sizeof(float));
+            rk->out = calloc(count ? count : 1, sizeof(float));
+            for (uint64_t i = 0; i < count; i++) rk->in[i] = input_value(r, i);
+            if (op == COLL_ALL_GATHER)   /* a rank's own block is in its output from the start */
+                for (uint64_t i = block_lo(c, r); i < block_lo(c, r + 1); i++) rk->out[i] = rk->in[i];
+        }
+    }
+    sim_time_ps t0 = sim_now(c->k);
+    for (unsigned r = 0; r < c->n; r++)
+        for (unsigned ch = 0; ch < c->channels; ch++) ring_chan_start(&c->rank[r].ch[ch]);
+    sim_fabric_run(c->f, SIM_TIME_MAX);
+    int rc_status = 0;
+    sim_time_ps end = t0;
+    for (unsigned r = 0; r < c->n && !rc_status; r++) {
+        coll_rank *rk = &c->rank[r];
+        coll_rank *next = &c->rank[(r + 1) % c->n];
+        if (rk->chans_done != c->channels) {
+            snprintf(why, why_n, "rank %u: %u of %u channels finished (deadlock?)", r, rk->chans_done, c->channels);
+            rc_status = -1;
+            break;
+        }
+        if (rk->done_ps > end) end = rk->done_ps;
+        for (unsigned ch = 0; ch < c->channels; ch++) {
+            const ring_chan *rc = &rk->ch[ch], *nc = &next->ch[ch];
+            res->data_bytes_sent += rc->data_bytes_sent;
+            res->flags_sent += rc->flags_sent;
+            res->acks_sent += rc->acks_sent;
+            if (rc->credits != c->cfg.slots || rc->acks_recv != nc->acks_sent || rc->acks_sent != rc->items ||
+                nc->recv_bytes_total != rc->data_bytes_sent || nc->recv_i != rc->flags_sent) {
+                snprintf(why, why_n, "rank %u channel %u: credits %u of %u slots, acks %llu received / %llu sent by next, "
+                         "data %llu sent / %llu received, flags %llu sent / %llu received", r, ch, rc->credits, c->cfg.slots,
+                         (unsigned long long)rc->acks_recv, (unsigned long long)nc->acks_sent, (unsigned long long)rc->data_bytes_sent,
+                         (unsigned long long)nc->recv_bytes_total, (unsigned long long)rc->flags_sent, (unsigned long long)nc->recv_i);
+                rc_status = -1;
+                break;
+            }
+        }
+    }
+    res->count = count;
+    res->time_ps = end - t0;
+    if (c->carry) {
+        if (!rc_status) res->wrong = count_wrong(c);
+        res->checked = true;
+    }
+    for (unsigned r = 0; r < c->n; r++) {
+        free(c->rank[r].in);
+        free(c->rank[r].out);
+        c->rank[r].in = c->rank[r].out = NULL;
+        for (unsigned ch = 0; ch < c->channels; ch++)
+            for (unsigned s = 0; s < COLL_MAX_SLOTS; s++) { free(c->rank[r].ch[ch].vals[s]); c->rank[r].ch[ch].vals[s] = NULL; }
+    }
+    return rc_status;
+}

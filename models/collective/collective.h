@@ -1,0 +1,71 @@
+/* The collective engine: a communicator over the nvgpu components of a
+ * fabric, and ring collectives on it (all_reduce = reduce-scatter then
+ * all-gather, all_gather, reduce_scatter) with NCCL's Simple protocol:
+ * per channel, per step, chunks written into the next rank's slot buffer
+ * (NCCL_STEPS slots), each followed by a flag write; the receiver uses a
+ * chunk only after its flag, and frees the slot with an ack write back.
+ * Every byte moves as NVLink packets on the modelled links; the time of a
+ * collective is when its last rank has processed its last chunk.
+ *
+ *   collective_register_kinds();               // before the topology is read
+ *   coll_comm *cm = coll_comm_new(f, &cfg, err, sizeof err);
+ *   coll_result r; coll_run(cm, COLL_ALL_REDUCE, count, &r);
+ *
+ * docs/models/collective.md. */
+#ifndef MODELS_COLLECTIVE_COLLECTIVE_H
+#define MODELS_COLLECTIVE_COLLECTIVE_H
+
+#include "models/collective/nvgpu.h"
+#include "sim/fabric.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Registers kind "nvgpu" (topology and fabric); the switch is the fabric's (fabric_register_kinds). */
+void collective_register_kinds(void);
+
+enum coll_op { COLL_ALL_REDUCE = 0, COLL_ALL_GATHER, COLL_REDUCE_SCATTER };
+#define COLL_OP_CHOICES "all_reduce|all_gather|reduce_scatter"
+const char *coll_op_name(enum coll_op op);
+/* nccl-tests' busbw factor: all_reduce 2(n-1)/n, all_gather and reduce_scatter (n-1)/n. */
+double coll_busbw_factor(enum coll_op op, unsigned ranks);
+
+enum coll_inject { COLL_INJECT_NONE = 0, COLL_INJECT_SKIP_CHUNK };
+
+typedef struct coll_cfg {
+    unsigned channels;          /* rings; 0 = one per NVLink port of a GPU */
+    uint32_t chunk_bytes;       /* Simple protocol: bytes per flagged chunk (a slot) */
+    unsigned slots;             /* slots per connection (NCCL_STEPS: 8) */
+    uint32_t flag_bytes;        /* a flag or ack write's payload (8) */
+    bool check;                 /* carry real floats, reduce them, compare with a reference */
+    enum coll_inject inject;    /* a seeded bug: skip_chunk (rank 0 drops the first chunk with data it receives) */
+} coll_cfg;
+#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE })
+
+typedef struct coll_comm coll_comm;
+
+/* Ranks: the fabric's nvgpu components in endpoint order; ring order is rank
+ * order. NULL with err when there are fewer than 2 or a GPU has no port. */
+coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t errlen);
+void coll_comm_free(coll_comm *c);
+unsigned coll_comm_ranks(const coll_comm *c);
+unsigned coll_comm_channels(const coll_comm *c);
+/* Carry and check values in the runs that follow (cfg.check until called). */
+void coll_comm_set_check(coll_comm *c, bool check);
+
+typedef struct coll_result {
+    uint64_t count;             /* elements (float) of the buffer */
+    sim_time_ps time_ps;        /* start to the last rank's completion */
+    uint64_t wrong;             /* elements differing from the reference (all ranks); 0 when not checked */
+    bool checked;
+    uint64_t data_bytes_sent;   /* payload of data messages, every rank */
+    uint64_t flags_sent, acks_sent;
+} coll_result;
+
+/* Runs one collective of `count` floats from now to the end of its
+ * traffic (the fabric drained). count for all_gather / reduce_scatter: a
+ * multiple of the ranks (the whole buffer; a rank's block is count / ranks).
+ * Returns 0, or -1 with why (its own conservation failed). */
+int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *r, char *why, size_t why_n);
+
+#endif

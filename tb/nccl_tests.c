@@ -1,0 +1,284 @@
+/* nccl_tests: what nccl-tests' all_reduce_perf / all_gather_perf /
+ * reduce_scatter_perf print, from ring collectives simulated packet by
+ * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
+ * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
+ * busbw factors. Checks: no wrong element, busbw never above the NVLink
+ * goodput per GPU, large-size busbw near the prediction from the configured
+ * link rates and reduction bandwidth, and conservation everywhere. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cJSON.h"
+#include "models/collective/collective.h"
+#include "models/fabric/fabric.h"
+#include "models/fabric/switch.h"
+#include "sim/fabric.h"
+#include "sim/sim.h"
+
+#define CHECK_MAX_BYTES (8u << 20)   /* values are carried and compared up to this size (memory: 2 buffers per rank) */
+#define LARGE_BYTES (64u << 20)      /* rows at least this large are held to the bandwidth prediction */
+#define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
+#define MAX_ROWS 64
+
+static const sim_param_def nccl_params[] = {
+    SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES, "the collective (nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf)"),
+    SIM_PARAM_STRING("topo", "dgx-h100", "topology: dgx-h100 (8 H100, 4 NVSwitch) or a JSON file of nvgpu and switch nodes"),
+    SIM_PARAM_INT("nodes", "1", "", 1, 1024, "servers joined by a network (only 1: multi-node is not modelled yet)"),
+    SIM_PARAM_INT("gpus", "0", "", 0, 64, "ranks per node (0: every GPU of the topology; fewer is not modelled yet)"),
+    SIM_PARAM_STRING("minbytes", "8", "smallest size (bytes; K, M, G suffixes as nccl-tests -b)"),
+    SIM_PARAM_STRING("maxbytes", "256M", "largest size (nccl-tests -e)"),
+    SIM_PARAM_INT("stepfactor", "2", "", 2, 1024, "size multiplier between rows (nccl-tests -f)"),
+    SIM_PARAM_ENUM("algo", "ring", "ring|tree|nvls|nvls_tree|collnet|auto", "algorithm (NCCL_ALGO); only ring is modelled yet"),
+    SIM_PARAM_ENUM("proto", "simple", "simple|ll|ll128|auto", "protocol (NCCL_PROTO); only simple is modelled yet"),
+    SIM_PARAM_INT("channels", "0", "", 0, 64, "rings (NCCL channels); 0 = one per NVLink of a GPU (18 on dgx-h100)"),
+    SIM_PARAM_INT("iters", "1", "", 1, 1000, "timed iterations per size (time = their mean)"),
+    SIM_PARAM_INT("warmup_iters", "0", "", 0, 1000, "untimed iterations before them"),
+    SIM_PARAM_BOOL("check", "1", "carry real floats, reduce them and count wrong elements (sizes up to 8 MiB; above: N/A)"),
+    SIM_PARAM_ENUM("dtype", "float", "float|half|bfloat16", "element type; only float is modelled yet"),
+    SIM_PARAM_INT("chunk_bytes", "131072", "bytes", 128, 1 << 24, "Simple protocol: bytes per flagged chunk (one slot)"),
+    SIM_PARAM_INT("slots", "8", "", 1, 64, "slots per connection (NCCL_STEPS)"),
+    SIM_PARAM_INT("burst_pkts", "0", "", 0, 256, "NVLink packets per simulated message (0: chunk_bytes / 128 / 128, 1..32)"),
+    SIM_PARAM_DOUBLE("reduce_GBps", "1117", "GBps", 1, 1e5, "reduction unit per GPU: result bytes/s (H100 HBM3 3.35 TB/s over 3 accesses)"),
+    SIM_PARAM_ENUM("inject", "none", "none|skip_chunk", "a seeded bug: skip_chunk = rank 0 drops one received chunk (needs check=1)"),
+    SIM_PARAM_END,
+};
+
+/* "256M" -> bytes; 0 on a bad value. */
+static uint64_t parse_size(const char *s)
+{
+    char *end;
+    if (!isdigit((unsigned char)*s)) return 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
+    if (*end || v == 0 || v > (4ull << 30) / mul) return 0;
+    return v * mul;
+}
+
+static void repo_root(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", __FILE__);
+    char *slash = strrchr(buf, '/');
+    if (slash) *slash = 0;
+    slash = strrchr(buf, '/');
+    if (slash) *slash = 0; else snprintf(buf, n, ".");
+}
+
+typedef struct row {
+    uint64_t bytes, count;
+    double time_us, algbw, busbw;
+    long long wrong;   /* -1: not checked */
+} row;
+
+static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char *op, double bound, double predicted)
+{
+    char dat[1024], png[1024], root[1024], script[1100], cmd[4096];
+    snprintf(dat, sizeof dat, "%s/reports/nccl_tests.dat", c->out_dir ? c->out_dir : ".");
+    snprintf(png, sizeof png, "%s/reports/nccl_tests.png", c->out_dir ? c->out_dir : ".");
+    sim_mkdir_parents(dat);
+    FILE *f = fopen(dat, "w");
+    if (!f) return;
+    fprintf(f, "# nccl_tests %s ring simple: bytes time_us algbw_GBps busbw_GBps\n", op);
+    for (unsigned i = 0; i < n; i++) fprintf(f, "%" PRIu64 " %.3f %.3f %.3f\n", rows[i].bytes, rows[i].time_us, rows[i].algbw, rows[i].busbw);
+    fclose(f);
+    repo_root(root, sizeof root);
+    snprintf(script, sizeof script, "%s/scripts/plot_nccl_tests.gp", root);
+    struct stat sb;
+    if (stat(script, &sb) != 0) return;
+    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'; bound=%.3f; predicted=%.3f; title_text='%s, ring, simple'\" '%s' 2>&1",
+             dat, png, bound, predicted, op, script);
+    int rc = system(cmd);
+    if (rc != 0) fprintf(stderr, "nccl_tests: gnuplot failed (rc %d); %s not written\n", rc, png);
+    else sim_report_metric_json(c->report, "plot", cJSON_CreateString(png));
+}
+
+static void nccl_run(sim_test_ctx *c)
+{
+    const sim_params *p = c->params;
+    enum coll_op op = (enum coll_op)sim_param_enum(p, "op");
+    const char *spec = sim_param_str(p, "topo");
+    int64_t nodes = sim_param_int(p, "nodes"), gpus = sim_param_int(p, "gpus");
+    const char *minb = sim_param_str(p, "minbytes"), *maxb = sim_param_str(p, "maxbytes");
+    uint64_t step = (uint64_t)sim_param_int(p, "stepfactor");
+    const char *algo = sim_param_str(p, "algo"), *proto = sim_param_str(p, "proto"), *dtype = sim_param_str(p, "dtype");
+    unsigned iters = (unsigned)sim_param_int(p, "iters"), warmup = (unsigned)sim_param_int(p, "warmup_iters");
+    bool check = sim_param_bool(p, "check");
+    bool inject = sim_param_enum(p, "inject") == 1;
+    coll_cfg cc = COLL_CFG_DEFAULT;
+    cc.channels = (unsigned)sim_param_int(p, "channels");
+    cc.chunk_bytes = (uint32_t)sim_param_int(p, "chunk_bytes");
+    cc.slots = (unsigned)sim_param_int(p, "slots");
+    nvgpu_cfg gc = NVGPU_CFG_DEFAULT;
+    unsigned burst = (unsigned)sim_param_int(p, "burst_pkts");
+    gc.reduce_GBps = sim_param_double(p, "reduce_GBps");
+    if (nodes != 1) sim_input_error("nccl_tests: nodes=%" PRId64 ": multi-node is not modelled yet; allowed: 1", nodes);
+    if (strcmp(algo, "ring")) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring", algo);
+    if (strcmp(proto, "simple")) sim_input_error("nccl_tests: proto=%s is not modelled yet; allowed: simple", proto);
+    if (strcmp(dtype, "float")) sim_input_error("nccl_tests: dtype=%s is not modelled yet; allowed: float", dtype);
+    if (!check) sim_param_not_applicable(p, "inject", "a seeded bug shows only in checked values (check=1)");
+    uint64_t lo = parse_size(minb), hi = parse_size(maxb);
+    if (!lo) sim_input_error("nccl_tests: minbytes=%s; allowed: a size 1..4G (digits, optional K, M, G)", minb);
+    if (!hi) sim_input_error("nccl_tests: maxbytes=%s; allowed: a size 1..4G (digits, optional K, M, G)", maxb);
+    if (lo > hi) sim_input_error("nccl_tests: minbytes=%s is above maxbytes=%s", minb, maxb);
+    if (cc.chunk_bytes % 128) sim_input_error("nccl_tests: chunk_bytes=%u; allowed: a multiple of 128 (whole NVLink packets)", cc.chunk_bytes);
+    gc.burst_pkts = burst ? burst : cc.chunk_bytes / 128 / 128;
+    if (gc.burst_pkts < 1) gc.burst_pkts = 1;
+    if (gc.burst_pkts > 32 && !burst) gc.burst_pkts = 32;
+    if ((uint64_t)gc.burst_pkts * 128 > cc.chunk_bytes)
+        sim_input_error("nccl_tests: burst_pkts=%u is more than a chunk (chunk_bytes=%u = %u packets)", gc.burst_pkts, cc.chunk_bytes, cc.chunk_bytes / 128);
+    cc.check = check;
+    cc.inject = inject ? COLL_INJECT_SKIP_CHUNK : COLL_INJECT_NONE;
+    fabric_register_kinds();
+    collective_register_kinds();
+    topo *t = topo_from_string_or_exit(spec, "nvlink4");
+    sim_test_configured(c);
+
+    fabric_switch_cfg sc = FABRIC_SWITCH_CFG_DEFAULT;
+    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = NULL, .seed = c->seed,
+                          .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
+    char err[1024], why[1024];
+    sim_fabric *f = sim_fabric_new(c->k, t, &fc, err, sizeof err);
+    if (!f) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
+    coll_comm *cm = coll_comm_new(f, &cc, err, sizeof err);
+    if (!cm) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
+    unsigned n = coll_comm_ranks(cm);
+    if (gpus && (unsigned)gpus != n) sim_input_error("nccl_tests: gpus=%" PRId64 ": fewer ranks than GPUs is not modelled yet; allowed: 0 or %u", gpus, n);
+
+    /* the independent prediction, from the configuration: per GPU, the NVLinks its channels use, at their goodput */
+    nvgpu *g0 = sim_fabric_component(f, t->endpoint_node[0]);
+    unsigned ports = nvgpu_ports(g0), chans = coll_comm_channels(cm), used = chans < ports ? chans : ports;
+    const topo_link *l0 = nvgpu_port(g0, 0)->link;
+    double goodput_link = l0->GBps * 128.0 / (128.0 + l0->overhead_bytes);
+    double bound = ports * goodput_link;   /* every link of a GPU busy with full packets */
+    double predicted = used * goodput_link;
+    double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER ? gc.reduce_GBps : INFINITY;
+    if (reduce_limit < predicted) predicted = reduce_limit;
+
+    row rows[MAX_ROWS];
+    unsigned nrows = 0;
+    bool conserved = true, all_checked_right = true;
+    char cons_why[1200] = "";
+    if (!c->quiet) {
+        printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
+               coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
+        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
+        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
+    }
+    for (uint64_t size = lo; size <= hi && nrows < MAX_ROWS; size *= step) {
+        uint64_t count = size / sizeof(float);
+        if (op != COLL_ALL_REDUCE) count -= count % n;   /* nccl-tests: a whole block per rank */
+        if (!count) continue;
+        coll_result r;
+        double sum_ps = 0;
+        long long wrong = -1;
+        coll_comm_set_check(cm, check && count * sizeof(float) <= CHECK_MAX_BYTES);
+        for (unsigned it = 0; it < warmup + iters; it++) {
+            if (coll_run(cm, op, count, &r, why, sizeof why) || sim_fabric_check(f, true, why, sizeof why)) {
+                if (conserved) snprintf(cons_why, sizeof cons_why, "size %" PRIu64 ": %s", size, why);
+                conserved = false;
+            }
+            if (it >= warmup) sum_ps += (double)r.time_ps;
+            if (r.checked) wrong = (long long)r.wrong;
+        }
+        row *w = &rows[nrows++];
+        w->bytes = count * sizeof(float);
+        w->count = count;
+        w->time_us = sum_ps / iters / 1e6;
+        w->algbw = w->time_us > 0 ? (double)w->bytes / (w->time_us * 1e3) : 0;
+        w->busbw = w->algbw * coll_busbw_factor(op, n);
+        w->wrong = wrong;
+        if (wrong > 0) all_checked_right = false;
+        if (!c->quiet) {
+            char wr[24];
+            if (wrong < 0) snprintf(wr, sizeof wr, "N/A");
+            else snprintf(wr, sizeof wr, "%lld", wrong);
+            printf(" %11" PRIu64 " %13" PRIu64 " %9s %7s %6d %10.2f %8.2f %8.2f %7s\n", w->bytes, count, "float",
+                   op == COLL_ALL_GATHER ? "none" : "sum", -1, w->time_us, w->algbw, w->busbw, wr);
+            fflush(stdout);
+        }
+        sim_progress(c, hi > lo ? log((double)size / lo) / log((double)hi / lo) : 1, "size %" PRIu64, size);
+    }
+
+    cJSON *jr = cJSON_CreateArray();
+    double peak = 0, sum = 0;
+    for (unsigned i = 0; i < nrows; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "bytes", (double)rows[i].bytes);
+        cJSON_AddNumberToObject(o, "time_us", rows[i].time_us);
+        cJSON_AddNumberToObject(o, "algbw_GBps", rows[i].algbw);
+        cJSON_AddNumberToObject(o, "busbw_GBps", rows[i].busbw);
+        cJSON_AddStringToObject(o, "algo", "ring");
+        cJSON_AddStringToObject(o, "proto", "simple");
+        if (rows[i].wrong < 0) cJSON_AddNullToObject(o, "wrong");
+        else cJSON_AddNumberToObject(o, "wrong", (double)rows[i].wrong);
+        cJSON_AddItemToArray(jr, o);
+        if (rows[i].busbw > peak) peak = rows[i].busbw;
+        sum += rows[i].busbw;
+    }
+    sim_report_metric_json(c->report, "rows", jr);
+    sim_report_metric(c->report, "peak_busbw_GBps", peak);
+    sim_report_metric(c->report, "avg_busbw_GBps", nrows ? sum / nrows : 0);
+    sim_report_metric(c->report, "ranks", n);
+    sim_report_metric(c->report, "channels", chans);
+    sim_report_metric(c->report, "burst_pkts", gc.burst_pkts);
+    sim_report_metric(c->report, "nvlink_goodput_GBps_per_gpu", bound);
+    sim_report_metric(c->report, "predicted_busbw_GBps", predicted);
+    char busiest[256];
+    sim_report_metric(c->report, "max_link_util", sim_fabric_max_link_util(f, busiest, sizeof busiest));
+    sim_report_metric_json(c->report, "busiest_link", cJSON_CreateString(busiest));
+
+    unsigned checked = 0;
+    for (unsigned i = 0; i < nrows; i++) checked += rows[i].wrong >= 0;
+    sim_check(c->report, "no_wrong_results", all_checked_right,
+              "%u of %u rows checked element by element against the reference (check=%d, sizes up to %u MiB)%s", checked, nrows, check,
+              CHECK_MAX_BYTES >> 20,
+              all_checked_right ? ", none wrong" : "; some elements differ");
+    double worst = 0;
+    for (unsigned i = 0; i < nrows; i++) worst = rows[i].busbw > worst ? rows[i].busbw : worst;
+    sim_check(c->report, "busbw_within_nvlink_goodput", worst <= bound * 1.0001,
+              "peak busbw %.2f GB/s <= %u NVLinks x %.2f GB/s x 128/(128+%u) = %.2f GB/s", worst, ports, l0->GBps,
+              l0->overhead_bytes, bound);
+    unsigned large = 0, inband = 0;
+    double lo_ratio = INFINITY;
+    for (unsigned i = 0; i < nrows; i++)
+        if (rows[i].bytes >= LARGE_BYTES) {
+            double ratio = rows[i].busbw / predicted;
+            large++;
+            inband += ratio >= BAND_LOW && ratio <= 1.0001;
+            if (ratio < lo_ratio) lo_ratio = ratio;
+        }
+    if (large)
+        sim_check(c->report, "large_busbw_near_prediction", inband == large,
+                  "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = min(%u links x %.2f GB/s goodput, "
+                  "reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
+    /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
+    uint64_t min_b = UINT64_MAX, max_b = 0;
+    for (uint32_t l = 0; l < t->n_links; l++)
+        for (unsigned d = 0; d < 2; d++) {
+            sim_fabric_dir_stats ds;
+            if (!sim_fabric_dir_stats_get(f, l, d, &ds)) continue;
+            if (ds.window_bytes < min_b) min_b = ds.window_bytes;
+            if (ds.window_bytes > max_b) max_b = ds.window_bytes;
+        }
+    sim_report_metric(c->report, "link_bytes_min_over_max", max_b ? (double)min_b / (double)max_b : 0);
+    if (chans % ports == 0 && nrows)
+        sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
+                  "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
+                  chans, ports, max_b ? (double)min_b / (double)max_b : 0);
+    sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
+              "every packet freed, links and switches drained" : cons_why);
+    write_plot(c, rows, nrows, coll_op_name(op), bound, predicted);
+    coll_comm_free(cm);
+    sim_fabric_free(f);
+    topo_free(t);
+}
+
+SIM_TEST(nccl_tests, "nccl-tests' busbw table from ring collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
+         "minbytes=64 maxbytes=64M stepfactor=16", nccl_run)
