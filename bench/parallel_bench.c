@@ -8,8 +8,9 @@
  * - one system over ranks: fabric_traffic on fattree:16 (1024 endpoints) in
  *   one process and over 2 MPI ranks; speedup = the one-process simulation
  *   wall time / the two ranks' (each the report's wall_s: the run and the
- *   gathering, not building the system), events_per_s per rank, and whether
- *   the two reports' events and end times agree.
+ *   gathering, not building the system; the faster of two runs of each),
+ *   events_per_s per rank, and whether the two reports' events and end times
+ *   agree.
  *   parallel_bench SIMRUN BENCH_JSON [MPIRUN_SH]
  * Fails (exit 1) if a run fails or its report cannot be read. */
 #include "bench/bench_simrun.h"
@@ -25,6 +26,7 @@
 #define RANKED_ARGS "topo=fattree:16", "duration_us=6", "warmup_us=1", "load=0.5", "trace=0"
 #define RANKED_CONFIG "fabric_traffic topo=fattree:16 duration_us=6 warmup_us=1 load=0.5 trace=0"
 #define TARGET_SPEEDUP 1.6
+#define RANKED_REPEATS 2
 
 static int run_sweep(const char *simrun, const char *dir)
 {
@@ -45,19 +47,28 @@ static cJSON *run_ranked(const char *simrun, const char *mpirun_sh, const char *
     return sim_json_read_file(path);
 }
 
+static double report_wall(const cJSON *rep) { return bench_number(cJSON_GetObjectItemCaseSensitive(rep, "metrics"), "wall_s"); }
+
 /* Adds the ranked numbers to o; 0, or -1 when a run failed. */
 static int add_ranked(cJSON *o, const char *simrun, const char *mpirun_sh, const char *dir)
 {
-    cJSON *one = run_ranked(simrun, NULL, dir), *two = one ? run_ranked(simrun, mpirun_sh, dir) : NULL;
-    if (!one || !two) {
-        cJSON_Delete(one);
-        return -1;
+    cJSON *one = NULL, *two = NULL;
+    for (unsigned i = 0; i < RANKED_REPEATS; i++) {   /* the faster of each: the machine is shared, its two CPUs differ */
+        cJSON *a = run_ranked(simrun, NULL, dir), *b = a ? run_ranked(simrun, mpirun_sh, dir) : NULL;
+        if (!a || !b) {
+            cJSON_Delete(a), cJSON_Delete(one), cJSON_Delete(two);
+            return -1;
+        }
+        if (!one || report_wall(a) < report_wall(one)) cJSON_Delete(one), one = a;
+        else cJSON_Delete(a);
+        if (!two || report_wall(b) < report_wall(two)) cJSON_Delete(two), two = b;
+        else cJSON_Delete(b);
     }
     const cJSON *s1 = cJSON_GetObjectItemCaseSensitive(one, "sim"), *s2 = cJSON_GetObjectItemCaseSensitive(two, "sim");
     const double w1 = bench_number(cJSON_GetObjectItemCaseSensitive(one, "metrics"), "wall_s");
     const double w2 = bench_number(cJSON_GetObjectItemCaseSensitive(two, "metrics"), "wall_s");
     const double speedup = w2 > 0 ? w1 / w2 : 0;
-    cJSON_AddStringToObject(o, "ranked_config", RANKED_CONFIG " (one process, then mpirun -np 2)");
+    cJSON_AddStringToObject(o, "ranked_config", RANKED_CONFIG " (one process, then mpirun -np 2; the faster of 2 runs each)");
     cJSON_AddNumberToObject(o, "ranked_events", bench_number(s1, "events"));
     cJSON_AddNumberToObject(o, "one_rank_wall_s", w1);
     cJSON_AddNumberToObject(o, "two_ranks_wall_s", w2);

@@ -281,6 +281,46 @@ static int cmp_edge(const void *a, const void *b)
     return x->to < y->to ? -1 : x->to > y->to;
 }
 
+/* The dependencies seen so far, each once: an open-addressing set of
+ * (from, to) keys (a sort per destination made fattree:16's check take
+ * seconds). */
+typedef struct edge_set { uint64_t *key; size_t cap, n; } edge_set;
+
+static uint64_t edge_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    return k ^ (k >> 33);
+}
+
+/* true when the pair is new; keys are stored + 1 (0 marks an empty slot) */
+static bool edge_set_add(edge_set *s, uint32_t from, uint32_t to)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1u << 14;
+        uint64_t *k = calloc(cap, sizeof *k);
+        if (!k) sim_fatal("out of memory");
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->key[i]) {
+                size_t j = edge_hash(s->key[i]) & (cap - 1);
+                while (k[j]) j = (j + 1) & (cap - 1);
+                k[j] = s->key[i];
+            }
+        free(s->key);
+        s->key = k;
+        s->cap = cap;
+    }
+    uint64_t key = ((uint64_t)from << 32 | to) + 1;
+    size_t j = edge_hash(key) & (s->cap - 1);
+    while (s->key[j]) {
+        if (s->key[j] == key) return false;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->key[j] = key;
+    s->n++;
+    return true;
+}
+
 /* Channel of leaving node v on port p with vc. */
 static uint32_t channel(const topo *t, uint32_t v, unsigned p, unsigned vc, unsigned vcs)
 {
@@ -301,6 +341,7 @@ int topo_routes_check_cdg(const topo_routes *r, bool honour_vcs, char *err, size
     uint8_t *seen = malloc(n_ch);
     uint32_t *stack = malloc(n_ch * sizeof *stack);
     if (!seen || !stack) sim_fatal("out of memory");
+    edge_set set = { 0 };
     for (uint32_t e = 0; e < t->n_endpoints; e++) {
         /* Every channel a route to e can use, and what it leads to. A state is
          * (channel incl. VC): it fixes the node, in_port and so the table row. */
@@ -327,27 +368,22 @@ int topo_routes_check_cdg(const topo_routes *r, bool honour_vcs, char *err, size
             unsigned n = topo_route_candidates(r, v, (int)in_port, e, &h);
             for (unsigned i = 0; i < n; i++) {
                 uint32_t c2 = channel(t, v, h[i].port, honour_vcs ? h[i].vc : 0, vcs);
+                if (!seen[c2]) seen[c2] = 1, stack[sp++] = c2;
+                if (!edge_set_add(&set, c, c2)) continue;
                 if (n_edges == cap) {
                     cap = cap ? cap * 2 : 4096;
                     if (cap > (64u << 20)) {
-                        free(edges), free(seen), free(stack);
+                        free(edges), free(seen), free(stack), free(set.key);
                         return -1;
                     }
                     edges = realloc(edges, cap * sizeof *edges);
                     if (!edges) sim_fatal("out of memory");
                 }
                 edges[n_edges++] = (edge){ c, c2 };
-                if (!seen[c2]) seen[c2] = 1, stack[sp++] = c2;
             }
         }
-        if (n_edges > cap / 2) {   /* keep the list unique as it grows */
-            qsort(edges, n_edges, sizeof *edges, cmp_edge);
-            size_t u = 0;
-            for (size_t i = 0; i < n_edges; i++)
-                if (!u || cmp_edge(&edges[u - 1], &edges[i])) edges[u++] = edges[i];
-            n_edges = u;
-        }
     }
+    free(set.key);
     if (n_edges) qsort(edges, n_edges, sizeof *edges, cmp_edge);   /* edges is NULL without any (a host and a GPU) */
     /* Kahn: peel channels with no incoming dependency; what remains holds a cycle. */
     uint32_t *indeg = calloc(n_ch, sizeof *indeg);

@@ -146,6 +146,9 @@ static void traffic_run(sim_test_ctx *c)
     if (tr) {
         sim_report_sim_json(c->report, "partition", cJSON_CreateString(sim_param_str(p, "partition")));
         sim_report_sim_json(c->report, "lookahead_ns", cJSON_CreateNumber((double)sim_pdes_lookahead_ps(sim_fabric_pdes(f)) / 1000.0));
+        unsigned cut = 0;
+        for (uint32_t i = 0; i < t->n_links; i++) cut += node_part[t->links[i].a] != node_part[t->links[i].b];
+        sim_report_sim_json(c->report, "cut_links", cJSON_CreateNumber(cut));
     }
 
     /* Zero load: one packet between endpoints far apart (by the predicted latency of their route);

@@ -15,7 +15,7 @@ static unsigned differences;
 /* Fields of how the run was made, not of what was simulated. */
 static bool run_shape(const char *path)
 {
-    static const char *const exact[] = { "sim.wall_s", "sim.ranks", "sim.per_rank", "sim.partition", "sim.lookahead_ns",
+    static const char *const exact[] = { "sim.wall_s", "sim.ranks", "sim.per_rank", "sim.partition", "sim.lookahead_ns", "sim.cut_links",
                                          "params.partition", "params.not_applicable.partition", NULL };
     for (unsigned i = 0; exact[i]; i++)
         if (!strcmp(path, exact[i])) return true;
