@@ -146,6 +146,16 @@ static int apply_string(sim_params *ps, const char *args, char *err, size_t errl
     return rc;
 }
 
+void sim_source_root(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", __FILE__);   /* <root>/sim/runner.c */
+    char *slash = strrchr(buf, '/');
+    if (slash) *slash = 0;
+    slash = strrchr(buf, '/');
+    if (slash) *slash = 0;
+    else snprintf(buf, n, ".");
+}
+
 static int runner_main(int argc, char **argv, const sim_pdes_transport *tr);
 int sim_runner_main(int argc, char **argv) { return runner_main(argc, argv, NULL); }
 

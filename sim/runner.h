@@ -75,6 +75,9 @@ void sim_test_configured(sim_test_ctx *c);
  * It reads the wall clock, so call it every few thousand steps, not every step. */
 void sim_progress(sim_test_ctx *c, double fraction, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The source tree's root (its scripts/ for plots), from where the runner was compiled. */
+void sim_source_root(char *buf, size_t n);
+
 /* Runs a test by name with arguments (what simrun's main does). */
 int sim_runner_main(int argc, char **argv);
 /* The same on one rank of a launch over tr (every rank calls it): a test

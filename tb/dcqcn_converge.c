@@ -52,7 +52,7 @@ static void write_plot(sim_test_ctx *c, const double *rate, const double *rc, si
         fprintf(f, "\n");
     }
     fclose(f);
-    roce_repo_root(root, sizeof root);
+    sim_source_root(root, sizeof root);
     snprintf(script, sizeof script, "%s/scripts/plot_dcqcn_converge.gp", root);
     struct stat sb;
     if (stat(script, &sb) != 0) return;

@@ -70,15 +70,6 @@ static int parse_list(const char *s, uint32_t *v, unsigned max)
     return (int)n;
 }
 
-static void repo_root(char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", __FILE__);
-    char *slash = strrchr(buf, '/');
-    if (slash) *slash = 0;
-    slash = strrchr(buf, '/');
-    if (slash) *slash = 0; else snprintf(buf, n, ".");
-}
-
 static uint64_t total_time_ps, total_events;
 
 static void run_point(sim_kernel *k_in, sim_trace *tr, const char *link, double latency_ns, const ib_port_cfg *pc,
@@ -146,7 +137,7 @@ static void write_plot(sim_test_ctx *c, const point *pts, unsigned n, double rat
         fprintf(f, "%u %u %.4f %.4f %.4f %.1f %llu\n", pts[i].buffer_bytes, pts[i].window_pkts, pts[i].goodput_GBps,
                 pts[i].predicted_GBps, pts[i].upper_GBps, pts[i].credit_stall_ns, (unsigned long long)pts[i].fc_packets);
     fclose(f);
-    repo_root(root, sizeof root);
+    sim_source_root(root, sizeof root);
     snprintf(script, sizeof script, "%s/scripts/plot_ib_credit.gp", root);
     struct stat sb;
     if (stat(script, &sb) != 0) return;

@@ -25,19 +25,6 @@ static const sim_param_def incast_params[] = {
     SIM_PARAM_END,
 };
 
-static void add_port(cJSON *map, const char *node, const eth_port *p)
-{
-    eth_port_stats st = eth_port_stats_get(p);
-    uint64_t paused = 0;
-    for (unsigned i = 0; i < ETH_PRIOS; i++) paused += st.paused_ps[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "node", node);
-    cJSON_AddStringToObject(o, "port", eth_port_name(p));
-    cJSON_AddNumberToObject(o, "paused_us", (double)paused / 1e6);
-    cJSON_AddNumberToObject(o, "pause_frames_sent", (double)st.pause_sent);
-    cJSON_AddItemToArray(map, o);
-}
-
 static void incast_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
@@ -129,10 +116,10 @@ static void incast_run(sim_test_ctx *c)
     for (unsigned q = 0; q <= n; q++) {
         const eth_port *ep = eth_switch_port(sw, q);
         if (!ep) continue;
-        add_port(map, "sw0", ep);
+        roce_pause_row(map, "sw0", ep, "paused_us");
         pauses += eth_port_stats_get(ep).pause_sent;
     }
-    for (uint32_t i = 1; i < t->n_nodes; i++) add_port(map, t->nodes[i].name, roce_nic_port(sim_fabric_component(f, i)));
+    for (uint32_t i = 1; i < t->n_nodes; i++) roce_pause_row(map, t->nodes[i].name, roce_nic_port(sim_fabric_component(f, i)), "paused_us");
     char why[400] = "";
     bool conserved = sim_fabric_check(f, true, why, sizeof why) == 0;
     c->sim_time_ps = sim_now(c->k);

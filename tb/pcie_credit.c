@@ -119,16 +119,6 @@ static cJSON *point_json(const point *pt)
     return o;
 }
 
-/* The repository root, from this file's compile-time path (for scripts/). */
-static void repo_root(char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", __FILE__);
-    char *slash = strrchr(buf, '/');
-    if (slash) *slash = 0;           /* .../tb */
-    slash = strrchr(buf, '/');
-    if (slash) *slash = 0; else snprintf(buf, n, ".");
-}
-
 static void credit_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
@@ -326,7 +316,7 @@ static void credit_run(sim_test_ctx *c)
         fprintf(f, "scaled_max %.0f %.0f %.4f %.4f %.2f %u %u\n", scaled.window_tlps, scaled.window_bytes,
                 scaled.goodput_GBps, scaled.line_GBps, scaled.loop_ns, scaled.ph_eff, scaled.pd_eff);
         fclose(f);
-        repo_root(root, sizeof root);
+        sim_source_root(root, sizeof root);
         char script[1100];
         snprintf(script, sizeof script, "%s/scripts/plot_pcie_credit.gp", root);
         struct stat sb;

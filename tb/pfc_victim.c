@@ -51,20 +51,6 @@ typedef struct mode_result {
     char why[400];
 } mode_result;
 
-static void add_port(cJSON *map, const char *node, const eth_port *p)
-{
-    eth_port_stats st = eth_port_stats_get(p);
-    uint64_t paused = 0;
-    for (unsigned i = 0; i < ETH_PRIOS; i++) paused += st.paused_ps[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "node", node);
-    cJSON_AddStringToObject(o, "port", eth_port_name(p));
-    cJSON_AddNumberToObject(o, "pause_us", (double)paused / 1e6);
-    cJSON_AddNumberToObject(o, "pause_frames_sent", (double)st.pause_sent);
-    cJSON_AddNumberToObject(o, "xon_frames_sent", (double)st.xon_sent);
-    cJSON_AddItemToArray(map, o);
-}
-
 static uint64_t total_time_ps, total_events;
 
 static void run_mode(sim_kernel *k_in, sim_trace *tr, uint64_t seed, const char *link, unsigned mtu, unsigned n,
@@ -129,14 +115,14 @@ static void run_mode(sim_kernel *k_in, sim_trace *tr, uint64_t seed, const char 
         for (unsigned q = 0; q < TOPO_MAX_PORTS; q++) {
             const eth_port *p = eth_switch_port(sw, q);
             if (!p) continue;
-            add_port(m->pause_map, t->nodes[s].name, p);
+            roce_pause_row(m->pause_map, t->nodes[s].name, p, "pause_us");
             m->pauses_sent += eth_port_stats_get(p).pause_sent;
         }
     }
     m->lost = m->cnps = 0;
     for (uint32_t i = 2; i < t->n_nodes; i++) {
         roce_nic *nic = sim_fabric_component(f, i);
-        add_port(m->pause_map, t->nodes[i].name, roce_nic_port(nic));
+        roce_pause_row(m->pause_map, t->nodes[i].name, roce_nic_port(nic), "pause_us");
         m->lost += roce_nic_stats_get(nic)->lost;
         m->cnps += roce_nic_stats_get(nic)->cnps_sent;
     }

@@ -8,6 +8,8 @@
 #include "models/network/network.h"
 #include "sim/sim.h"
 
+#include <cjson/cJSON.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,13 +109,19 @@ static inline double roce_jain(const double *x, unsigned n)
     return s2 > 0 ? s * s / (n * s2) : 0;
 }
 
-static inline void roce_repo_root(char *buf, size_t n)
+/* One port's row of a pause-time map: the time its transmitter was paused (under `paused_key`), the PAUSE frames it sent. */
+static inline void roce_pause_row(cJSON *map, const char *node, const eth_port *p, const char *paused_key)
 {
-    snprintf(buf, n, "%s", __FILE__);
-    char *slash = strrchr(buf, '/');
-    if (slash) *slash = 0;
-    slash = strrchr(buf, '/');
-    if (slash) *slash = 0; else snprintf(buf, n, ".");
+    eth_port_stats st = eth_port_stats_get(p);
+    uint64_t paused = 0;
+    for (unsigned i = 0; i < ETH_PRIOS; i++) paused += st.paused_ps[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "node", node);
+    cJSON_AddStringToObject(o, "port", eth_port_name(p));
+    cJSON_AddNumberToObject(o, paused_key, (double)paused / 1e6);
+    cJSON_AddNumberToObject(o, "pause_frames_sent", (double)st.pause_sent);
+    cJSON_AddNumberToObject(o, "xon_frames_sent", (double)st.xon_sent);
+    cJSON_AddItemToArray(map, o);
 }
 
 /* Payload goodput of a link at line rate with mtu-byte packets (GB/s). */
