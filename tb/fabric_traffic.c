@@ -107,7 +107,7 @@ static void traffic_run(sim_test_ctx *c)
     if (tr) {   /* one system over the ranks: each runs its part (docs/parallel.md) */
         node_part = calloc(t->n_nodes + 1, sizeof *node_part);
         if (topo_partition(t, part_how, tr->size, node_part, err, sizeof err) != 0)
-            sim_input_error("fabric_traffic: partition=%s: %s", sim_param_str(p, "partition"), err);
+            sim_input_error("fabric_traffic: %s", err);
         fc.transport = tr;
         fc.node_part = node_part;
     }
