@@ -1,13 +1,15 @@
 /* rdma_latency: one RDMA message between two NICs through one switch, like
  * perftest's ib_write_lat / ib_read_lat / ib_send_lat and, for a large
- * message, ib_*_bw. The NICs are ib_rnic components (RC queue pairs on IB
- * ports with per-VL credits, models/network), the switch an ib_switch; every
- * packet, ACK and READ response is simulated. The measured times are checked
+ * message, ib_*_bw. transport=ib: ib_rnic components (RC queue pairs on IB
+ * ports with per-VL credits, models/network) and an ib_switch; transport=roce:
+ * roce_nic components with RC queue pairs and an eth_switch (PFC on, ECN off;
+ * the wire bytes are RoCE v2's). Every packet, ACK and READ response is
+ * simulated. The measured times are checked
  * against a prediction from the configuration alone (the breakdown below):
  *   write/send, one way: tx + sum(ser of each packet on hop 1) + lat + switch + ser(last) + lat + rx
  *   read, round trip:    tx + (request one way, 1 packet) + rx + (responses one way) + rx
- * ser = wire bytes / link rate, wire bytes = payload + 26 B (LRH, BTH, ICRC, VCRC)
- * + RETH 16 (a WRITE's first packet, a READ request) + AETH 4 (a READ response's
+ * ser = wire bytes / link rate, wire bytes = payload + the preset's overhead (IB: LRH, BTH,
+ * ICRC, VCRC = 26 B; RoCE v2: Ethernet, IP, UDP, BTH, ICRC, FCS, preamble, gap = 82 B) + RETH 16 (a WRITE's first packet, a READ request) + AETH 4 (a READ response's
  * first and last). docs/models/network.md. */
 #include <math.h>
 #include <stdio.h>
@@ -17,20 +19,22 @@
 
 #include "models/network/ib_rnic.h"
 #include "models/network/network.h"
+#include "models/network/roce.h"
 #include "sim/sim.h"
 
 static const sim_param_def rdma_params[] = {
-    SIM_PARAM_ENUM("transport", "ib", "ib|roce|tcp", "ib: RC over InfiniBand (roce and tcp are not modelled yet: refused)"),
-    SIM_PARAM_ENUM("link", "ib-ndr", "ib-hdr|ib-ndr|ib-xdr", "link preset of both links (rate, per-packet overhead)"),
+    SIM_PARAM_ENUM("transport", "ib", "ib|roce|tcp", "ib: RC over InfiniBand; roce: RC over RoCE v2 (PFC on); tcp is not modelled yet: refused"),
+    SIM_PARAM_ENUM("link", "auto", "auto|ib-hdr|ib-ndr|ib-xdr|roce-100g|roce-200g|roce-400g",
+                   "link preset of both links (auto: ib-ndr for ib, roce-400g for roce)"),
     SIM_PARAM_ENUM("op", "write", "write|read|send", "RDMA WRITE, RDMA READ (a round trip) or SEND"),
     SIM_PARAM_INT("bytes", "8", "B", 1, 1 << 30, "the message whose time is latency_us"),
     SIM_PARAM_INT("large_bytes", "4194304", "B", 1, 1 << 30, "the message whose rate is GBps (run on its own)"),
     SIM_PARAM_INT("mtu", "4096", "B", 256, 4096, "IB MTU: 256, 512, 1024, 2048, 4096"),
     SIM_PARAM_DOUBLE("latency_ns", "100", "ns", 0, 1e6, "one-way wire latency of each link (the preset's: 100)"),
-    SIM_PARAM_DOUBLE("switch_ns", "100", "ns", 0, 1e6, "IB switch port to port after the last byte in (store and forward) [assumed]"),
+    SIM_PARAM_DOUBLE("switch_ns", "100", "ns", 0, 1e6, "switch port to port after the last byte in (store and forward) [assumed]"),
     SIM_PARAM_DOUBLE("nic_tx_ns", "300", "ns", 0, 1e6, "NIC: post (doorbell) to the first packet ready (WQE and data fetch over PCIe) [assumed]"),
     SIM_PARAM_DOUBLE("nic_rx_ns", "200", "ns", 0, 1e6, "NIC: last byte in to the QP (parse, data written to memory, completion) [assumed]"),
-    SIM_PARAM_INT("vl_buffer_bytes", "65536", "B", 4352, 1 << 20, "receive buffer per VL on every port"),
+    SIM_PARAM_INT("vl_buffer_bytes", "65536", "B", 4352, 1 << 20, "ib: receive buffer per VL on every port"),
     SIM_PARAM_END,
 };
 
@@ -79,6 +83,44 @@ static void run_once(sim_test_ctx *c, sim_kernel *k, sim_trace *tr, const char *
     topo_free(t);
 }
 
+/* The same over RoCE v2: roce_nic - eth_switch - roce_nic, the flow one RC message. */
+static void run_once_roce(sim_test_ctx *c, sim_kernel *k, sim_trace *tr, const char *link, double latency_ns, const roce_nic_cfg *base,
+                          const eth_switch_cfg *sc, rc_op op, uint64_t bytes, uint32_t mtu, run_result *r)
+{
+    char err[512];
+    topo *t = topo_new(link, err, sizeof err);
+    if (!t || topo_add_node(t, "nic0", "roce_nic", NULL, err, sizeof err) < 0 || topo_add_node(t, "sw0", "eth_switch", NULL, err, sizeof err) < 0 ||
+        topo_add_node(t, "nic1", "roce_nic", NULL, err, sizeof err) < 0 ||
+        topo_add_link(t, "nic0", "sw0", link, latency_ns, -1, err, sizeof err) < 0 ||
+        topo_add_link(t, "sw0", "nic1", link, latency_ns, -1, err, sizeof err) < 0 || topo_finish(t, err, sizeof err))
+        sim_fatal("rdma_latency: topology: %s", err);
+    roce_flow fl = { .src = 0, .dst = 1, .prio = 3, .payload_bytes = mtu, .bytes = bytes, .op = op };
+    roce_nic_cfg nc = *base;
+    nc.flows = &fl;
+    nc.n_flows = 1;
+    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_SINGLE, .trace = tr, .kind_cfg = { { "roce_nic", &nc }, { "eth_switch", sc } } };
+    sim_fabric *f = sim_fabric_new(k, t, &fc, err, sizeof err);
+    if (!f) sim_input_error("rdma_latency: %s", err);
+    const roce_nic *src = sim_fabric_component(f, 0), *dst = sim_fabric_component(f, 2);
+    while (sim_now(k) < SIM_US(1000000) && !roce_nic_flow_acked_ps(src, 0)) {
+        sim_fabric_run(f, sim_now(k) + SIM_US(1));
+        sim_progress(c, 0.5, "%.1f us simulated", (double)sim_now(k) / 1e6);
+    }
+    sim_fabric_run(f, SIM_TIME_MAX);   /* Ethernet has no periodic frames: everything drains */
+    r->time_ps = op == RC_READ ? roce_nic_flow_acked_ps(src, 0) : roce_nic_flow_done_ps(dst, 0);
+    const rc_stats *qs = rc_stats_get(roce_nic_flow_qp(src, 0)), *qd = rc_stats_get(roce_nic_flow_qp(dst, 0));
+    r->retransmitted = qs->retransmitted_pkts + qd->retransmitted_pkts;
+    r->acks = qd->acks;
+    r->naks = qd->naks;
+    r->data_pkts = qs->data_pkts + qd->data_pkts;
+    r->events = sim_event_count(k);
+    int bad = sim_fabric_check(f, true, r->why, sizeof r->why);
+    r->ok = !bad && roce_nic_flow_acked_ps(src, 0) && (op == RC_READ || roce_nic_flow_done_ps(dst, 0)) && qs->completed == 1;
+    if (!bad && !r->ok) snprintf(r->why, sizeof r->why, "the message did not complete once at both ends");
+    sim_fabric_free(f);
+    topo_free(t);
+}
+
 /* The prediction from the configuration: one way of a message's packets
  * over two store-and-forward hops of equal rate (a two-stage tandem: a packet
  * starts on hop 2 when it is in and the switch pipeline is done, and hop 2 is
@@ -103,16 +145,24 @@ static double one_way_ns(rc_op op, bool response, uint64_t bytes, uint32_t mtu, 
 static void rdma_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
-    if (sim_param_enum(p, "transport") != 0)
-        sim_input_error("rdma_latency: transport=%s is not modelled yet (RoCE and TCP NICs come with the rest of the between-servers "
-                        "issue); allowed now: transport=ib", sim_param_str(p, "transport"));
+    const unsigned transport = (unsigned)sim_param_enum(p, "transport");
+    if (transport == 2)
+        sim_input_error("rdma_latency: transport=tcp is not modelled yet (the TCP engine, models/network/tcp.h, has no NIC to run "
+                        "on); allowed now: transport=ib|roce");
+    const bool roce = transport == 1;
     const char *link = sim_param_str(p, "link");
+    if (!strcmp(link, "auto")) link = roce ? "roce-400g" : "ib-ndr";
+    if (roce != !strncmp(link, "roce-", 5))
+        sim_input_error("rdma_latency: link=%s does not carry transport=%s; allowed: %s", link, sim_param_str(p, "transport"),
+                        roce ? "roce-100g, roce-200g, roce-400g" : "ib-hdr, ib-ndr, ib-xdr");
     const rc_op op = (rc_op)(sim_param_enum(p, "op") == 0 ? RC_WRITE : sim_param_enum(p, "op") == 1 ? RC_READ : RC_SEND);
     const uint64_t bytes = (uint64_t)sim_param_int(p, "bytes"), large = (uint64_t)sim_param_int(p, "large_bytes");
     const uint32_t mtu = (uint32_t)sim_param_int(p, "mtu");
     const double lat_ns = sim_param_double(p, "latency_ns"), sw_ns = sim_param_double(p, "switch_ns");
     const double tx_ns = sim_param_double(p, "nic_tx_ns"), rx_ns = sim_param_double(p, "nic_rx_ns");
-    const uint32_t vl_buf = (uint32_t)sim_param_int(p, "vl_buffer_bytes");
+    uint32_t vl_buf = 65536;
+    if (roce) sim_param_not_applicable(p, "vl_buffer_bytes", "transport=roce: Ethernet has no VL credits (PFC on a shared buffer)");
+    else vl_buf = (uint32_t)sim_param_int(p, "vl_buffer_bytes");
     if (mtu & (mtu - 1)) sim_input_error("rdma_latency: mtu=%u; allowed 256, 512, 1024, 2048, 4096 (IBA MTUs)", mtu);
     sim_test_configured(c);
     network_register_kinds();
@@ -140,10 +190,20 @@ static void rdma_run(sim_test_ctx *c)
     large_pred_ns = tx_ns + req_ns + rx_total_ns + one_way_ns(op, op == RC_READ, large, mtu, ovh, GBps, lat_ns, sw_ns, &ser_large_ns);
     const unsigned hops = op == RC_READ ? 4 : 2;
 
+    roce_nic_cfg rn = { .cnp_prio = 6, .queue_pkts = 2, .rc = true, .rcc = nc.rc, .tx_ns = tx_ns, .rx_ns = rx_ns };
+    eth_switch_cfg es;
+    eth_switch_cfg_default(&es);
+    es.pipeline_ns = sw_ns;
+    es.pfc = true;
     run_result small, big;
-    run_once(c, c->k, c->trace, link, lat_ns, &nc, &sc, op, bytes, &small);   /* waves: the latency run */
     sim_kernel *k2 = sim_kernel_new();
-    run_once(c, k2, NULL, link, lat_ns, &nc, &sc, op, large, &big);
+    if (roce) {
+        run_once_roce(c, c->k, c->trace, link, lat_ns, &rn, &es, op, bytes, mtu, &small);   /* waves: the latency run */
+        run_once_roce(c, k2, NULL, link, lat_ns, &rn, &es, op, large, mtu, &big);
+    } else {
+        run_once(c, c->k, c->trace, link, lat_ns, &nc, &sc, op, bytes, &small);
+        run_once(c, k2, NULL, link, lat_ns, &nc, &sc, op, large, &big);
+    }
     sim_kernel_free(k2);
     c->sim_time_ps = sim_now(c->k);
     c->sim_events = small.events + big.events;
@@ -181,7 +241,7 @@ static void rdma_run(sim_test_ctx *c)
     const topo_link tl = { .preset = pr, .GBps = GBps, .latency_ns = lat_ns };
     const double period_ns = ib_fc_period_bound_ns(&tl), pkts = ceil((double)bytes / mtu);
     const double periodic = lat_pred_ns < period_ns ? 0 : nc.port.vls * (1 + lat_pred_ns / period_ns);   /* the first go at link up */
-    const double fc_allow = fc_ns * hops * (floor(pkts / nc.rc.ack_every) + periodic);
+    const double fc_allow = roce ? 0 : fc_ns * hops * (floor(pkts / nc.rc.ack_every) + periodic);   /* Ethernet: no credit frames */
     const double tol_ns = 0.001 * (2 * hops + 4) + fc_allow;
     sim_check(rep, "latency_as_predicted", fabs(lat_meas_ns - lat_pred_ns) <= tol_ns,
               "%.4f ns measured vs %.4f ns from the configuration (NIC %g + %g, %u hops of %g ns, switch %g; +-%.3f ns: rounding "

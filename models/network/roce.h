@@ -55,6 +55,7 @@ typedef struct roce_flow {
     uint32_t payload_bytes;        /* per packet (the MTU): 256..4096 */
     uint64_t bytes;                /* payload to send; UINT64_MAX: without end */
     double start_us;
+    rc_op op;                      /* rc: the message (WRITE, the default; SEND; READ: the responder sends the data) */
 } roce_flow;
 
 typedef struct roce_nic_cfg {
@@ -64,8 +65,9 @@ typedef struct roce_nic_cfg {
     dcqcn_cfg dc;
     uint8_t cnp_prio;              /* CNPs travel on this priority */
     unsigned queue_pkts;           /* packets kept queued at the port per priority (0 = 2) */
-    bool rc;                       /* every flow an RC WRITE on its own QP (bytes finite); ACKs on the flow's priority */
+    bool rc;                       /* every flow one RC message (its op) on its own QP (bytes finite); ACKs on the flow's priority */
     rc_cfg rcc;                    /* the QPs' settings (mtu: each flow's payload_bytes) */
+    double tx_ns, rx_ns;           /* rc: post -> the QP may send; last byte in -> the QP has the packet (0: none) */
 } roce_nic_cfg;
 
 typedef struct roce_nic roce_nic;
@@ -77,8 +79,10 @@ const roce_nic_stats *roce_nic_stats_get(const roce_nic *n);
 uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow);
 const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow);
 const eth_port *roce_nic_port(const roce_nic *n);
-/* rc: when the flow's last byte arrived in order here (its receiver; 0: not yet), and its QP here (sender or receiver; NULL: none). */
+/* rc: when the flow's last byte arrived in order here (its receiver of a WRITE/SEND; 0: not yet), when its
+ * message was done at its sender (acknowledged, or a READ's data in), and its QP here (NULL: none). */
 sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow);
+sim_time_ps roce_nic_flow_acked_ps(const roce_nic *n, unsigned flow);
 const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow);
 
 typedef struct eth_switch_cfg {

@@ -50,14 +50,21 @@ struct roce_nic {
     rc_qp **rx_qp;                 /* rc, per flow: the responder (made on its first packet) */
     qp_owner *owners;              /* per flow: the QPs' completion context */
     sim_time_ps *done_ps;          /* rc, per flow: its last byte in order here */
+    sim_time_ps *acked_ps;         /* rc, per flow: its message done at its sender */
+    struct rx_wait { sim_time_ps due_ps; unsigned flow; rc_hdr h; } *rxq;   /* rc: packets in the NIC's rx_ns */
+    uint32_t rxq_head, rxq_len, rxq_cap;
 };
 
 static void on_rc_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64_t bytes)
 {
     (void)msg, (void)op, (void)bytes;
     qp_owner *o = ctx;
-    if (!requester) o->n->done_ps[o->flow] = sim_now(o->n->k);
+    if (requester) o->n->acked_ps[o->flow] = sim_now(o->n->k);
+    else o->n->done_ps[o->flow] = sim_now(o->n->k);
 }
+
+/* Requester packets go to the flow's receiver, responder packets (ACK, NAK, READ responses) back to its sender. */
+static bool from_requester(const rc_hdr *h) { return h->opcode == RC_DATA || h->opcode == RC_READ_REQ; }
 
 static rc_qp *make_qp(roce_nic *n, unsigned flow, const char *role)
 {
@@ -70,6 +77,8 @@ static rc_qp *make_qp(roce_nic *n, unsigned flow, const char *role)
 }
 
 /* An RC packet of flow fl from its QP (its header in the packet's extension). */
+static void rc_take(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now);
+
 static sim_pkt *rc_packet(roce_nic *n, rc_qp *q, const roce_flow *fl, unsigned flow, sim_time_ps now)
 {
     rc_hdr h;
@@ -77,7 +86,7 @@ static sim_pkt *rc_packet(roce_nic *n, rc_qp *q, const roce_flow *fl, unsigned f
     sim_pkt *k = sim_pkt_alloc(&n->pool);
     memcpy(sim_pkt_ext(k), &h, sizeof h);
     k->src = n->index;
-    k->dst = h.opcode == RC_DATA ? fl->dst : fl->src;
+    k->dst = from_requester(&h) ? fl->dst : fl->src;
     k->tc = fl->prio;
     k->payload_bytes = h.payload_bytes;
     k->wire_bytes = h.payload_bytes + n->link->overhead_bytes + rc_extra_header_bytes(&h);
@@ -107,6 +116,13 @@ static void run(void *ctx)
             if (t < next) next = t;
         }
     trace_rate(n);
+    while (n->rxq_len && n->rxq[n->rxq_head].due_ps <= now) {
+        struct rx_wait w = n->rxq[n->rxq_head];
+        n->rxq_head = (n->rxq_head + 1) % n->rxq_cap;
+        n->rxq_len--;
+        rc_take(n, w.flow, &w.h, now);
+    }
+    if (n->rxq_len && n->rxq[n->rxq_head].due_ps < next) next = n->rxq[n->rxq_head].due_ps;
     if (n->cfg.rc) {   /* the responders' ACKs/NAKs at once; the requesters' timeouts */
         for (unsigned f = 0; f < n->cfg.n_flows; f++)
             while (n->rx_qp[f] && rc_has_packet(n->rx_qp[f])) {
@@ -178,6 +194,40 @@ static void send_cnp(roce_nic *n, const sim_pkt *data)
     eth_port_enqueue(n->port, k, n->cfg.cnp_prio, 0);
 }
 
+/* An RC packet to its QP: the requester's (ACK, NAK, READ response) or the responder's (made on its first packet). */
+static void rc_take(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now)
+{
+    if (!from_requester(h)) {
+        int slot = n->tx_of[fl];
+        if (slot < 0) sim_fatal("%s: a response for flow %u, which it does not send", n->name, fl);
+        rc_receive(n->tx[slot].qp, now, h);
+    } else {
+        if (!n->rx_qp[fl]) n->rx_qp[fl] = make_qp(n, fl, "rx");
+        rc_receive(n->rx_qp[fl], now, h);
+    }
+    sim_event_notify_at(&n->wake, 0);   /* what it answers, or sends next */
+}
+
+/* The NIC's receive processing: the QP has the packet rx_ns after its last byte. */
+static void rx_wait(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now)
+{
+    if (n->rxq_len == n->rxq_cap) {
+        uint32_t cap = n->rxq_cap ? 2 * n->rxq_cap : 64;
+        struct rx_wait *q = malloc(cap * sizeof *q);
+        if (!q) sim_fatal("out of memory");
+        for (uint32_t i = 0; i < n->rxq_len; i++) q[i] = n->rxq[(n->rxq_head + i) % n->rxq_cap];
+        free(n->rxq);
+        n->rxq = q;
+        n->rxq_head = 0;
+        n->rxq_cap = cap;
+    }
+    struct rx_wait *w = &n->rxq[(n->rxq_head + n->rxq_len++) % n->rxq_cap];
+    w->due_ps = now + (sim_time_ps)(n->cfg.rx_ns * 1000.0 + 0.5);
+    w->flow = fl;
+    w->h = *h;
+    sim_event_notify_at(&n->wake, w->due_ps - now);
+}
+
 static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
 {
     (void)p;
@@ -203,17 +253,14 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
     }
     if (n->cfg.rc) {   /* the QPs keep the order and recover losses */
         const rc_hdr *h = sim_pkt_ext_const(pkt);
-        if (h->opcode == RC_ACK || h->opcode == RC_NAK) {
-            int slot = n->tx_of[fl];
-            if (slot < 0) sim_fatal("%s: an ACK for flow %u, which it does not send", n->name, fl);
-            rc_receive(n->tx[slot].qp, now, h);
+        bool to_requester = !from_requester(h);
+        if (n->cfg.rx_ns > 0) rx_wait(n, fl, h, now);
+        else rc_take(n, fl, h, now);
+        if (to_requester) {   /* ACK, NAK, READ response: the data the requester counts is the QP's */
+            if (h->opcode == RC_READ_RESP) n->rx_bytes[fl] += pkt->payload_bytes;
             sim_pkt_free(pkt);
-            sim_event_notify_at(&n->wake, 0);
             return;
         }
-        if (!n->rx_qp[fl]) n->rx_qp[fl] = make_qp(n, fl, "rx");
-        rc_receive(n->rx_qp[fl], now, h);
-        sim_event_notify_at(&n->wake, 0);   /* its ACK */
     } else {
         if (pkt->seq < n->expect[fl]) n->st.out_of_order++;
         else if (pkt->seq > n->expect[fl]) n->st.lost += pkt->seq - n->expect[fl];
@@ -249,6 +296,7 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     }
     if (c->dcqcn && dcqcn_cfg_check(&c->dc, why, why_n)) return NULL;
     if (c->cnp_prio >= ETH_PRIOS) { snprintf(why, why_n, "cnp_prio=%u; allowed 0..7", c->cnp_prio); return NULL; }
+    if (!(c->tx_ns >= 0) || !(c->rx_ns >= 0)) { snprintf(why, why_n, "tx_ns=%g rx_ns=%g; allowed >= 0", c->tx_ns, c->rx_ns); return NULL; }
     const topo_node *tn = &t->nodes[node];
     if (tn->nports != 1 || tn->port_link[0] < 0) { snprintf(why, why_n, "a roce_nic has one connected port"); return NULL; }
     const topo_link *l = &t->links[tn->port_link[0]];
@@ -263,7 +311,9 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         if (fl->dst >= t->n_endpoints || fl->dst == fl->src) { snprintf(why, why_n, "flow %u: destination %u; allowed another endpoint", i, fl->dst); return NULL; }
         if (fl->prio >= ETH_PRIOS) { snprintf(why, why_n, "flow %u: priority %u; allowed 0..7", i, fl->prio); return NULL; }
         if (!(fl->start_us >= 0)) { snprintf(why, why_n, "flow %u: start_us=%g; allowed >= 0", i, fl->start_us); return NULL; }
-        if (c->rc && (fl->bytes == UINT64_MAX || !fl->bytes)) { snprintf(why, why_n, "flow %u: an RC WRITE needs 1 or more bytes, not endless", i); return NULL; }
+        if (c->rc && (fl->bytes == UINT64_MAX || !fl->bytes)) { snprintf(why, why_n, "flow %u: an RC message needs 1 or more bytes, not endless", i); return NULL; }
+        if (!c->rc && fl->op != RC_WRITE) { snprintf(why, why_n, "flow %u: SEND and READ need rc (queue pairs)", i); return NULL; }
+        if (fl->op == RC_READ && c->dcqcn) { snprintf(why, why_n, "flow %u: DCQCN on READ responses is not modelled; allowed: READ with ecn off", i); return NULL; }
     }
     roce_nic *n = calloc(1, sizeof *n);
     if (!n) sim_fatal("out of memory");
@@ -281,7 +331,8 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     n->rx_qp = calloc(nf, sizeof *n->rx_qp);
     n->owners = calloc(nf, sizeof *n->owners);
     n->done_ps = calloc(nf, sizeof *n->done_ps);
-    if (!n->rx_qp || !n->owners || !n->done_ps) sim_fatal("out of memory");
+    n->acked_ps = calloc(nf, sizeof *n->acked_ps);
+    if (!n->rx_qp || !n->owners || !n->done_ps || !n->acked_ps) sim_fatal("out of memory");
     n->tx = calloc(nf, sizeof *n->tx);
     n->tx_of = malloc(nf * sizeof *n->tx_of);
     n->rx_bytes = calloc(nf, sizeof *n->rx_bytes);
@@ -294,10 +345,10 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         tx_flow *tf = &n->tx[n->n_tx];
         tf->index = i;
         dcqcn_rp_init(&tf->rp, n->line_Gbps);
-        tf->next_ps = (sim_time_ps)(c->flows[i].start_us * 1e6 + 0.5);
+        tf->next_ps = (sim_time_ps)(c->flows[i].start_us * 1e6 + (c->rc ? c->tx_ns * 1000.0 : 0) + 0.5);
         if (c->rc) {
             tf->qp = make_qp(n, i, "tx");
-            rc_post(tf->qp, RC_WRITE, c->flows[i].bytes);
+            rc_post(tf->qp, c->flows[i].op, c->flows[i].bytes);
         }
         n->tx_of[i] = (int)n->n_tx++;
     }
@@ -353,6 +404,10 @@ static int check(const void *comp, bool drained, char *why, size_t why_n)
         snprintf(why, why_n, "%s: %llu packets out of order", n->name, (unsigned long long)n->st.out_of_order);
         return -1;
     }
+    if (drained && n->rxq_len) {
+        snprintf(why, why_n, "%s: %u packets still in its receive processing after the drain", n->name, n->rxq_len);
+        return -1;
+    }
     for (unsigned f = 0; n->cfg.rc && f < n->cfg.n_flows; f++) {
         const rc_qp *q = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].qp : n->rx_qp[f];
         if (!q) continue;
@@ -385,7 +440,7 @@ static void nic_free(void *comp)
     for (unsigned i = 0; i < n->n_tx; i++) rc_qp_free(n->tx[i].qp);
     for (unsigned f = 0; f < n->cfg.n_flows; f++) rc_qp_free(n->rx_qp[f]);
     free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
-    free(n->rx_qp), free(n->owners), free(n->done_ps);
+    free(n->rx_qp), free(n->owners), free(n->done_ps), free(n->acked_ps), free(n->rxq);
     free(n);
 }
 
@@ -397,6 +452,7 @@ const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow)
 }
 const eth_port *roce_nic_port(const roce_nic *n) { return n->port; }
 sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->done_ps[flow] : 0; }
+sim_time_ps roce_nic_flow_acked_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->acked_ps[flow] : 0; }
 const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow)
 {
     if (flow >= n->cfg.n_flows) return NULL;
