@@ -12,6 +12,7 @@
 
 #include "models/network/eth_port.h"
 #include "models/network/rc.h"
+#include "models/network/tcp.h"
 
 /* DCQCN (Zhu et al., SIGCOMM 2015; system.md §2). */
 typedef struct dcqcn_cfg {
@@ -58,6 +59,9 @@ typedef struct roce_flow {
     rc_op op;                      /* rc: the message (WRITE, the default; SEND; READ: the responder sends the data) */
 } roce_flow;
 
+/* A TCP segment's framing on these links: TCP 20 B where RoCE v2 has UDP 8 + BTH 12 + ICRC 4 (the presets' 82 B). */
+#define ROCE_TCP_FRAMING_LESS_BYTES 4u
+
 typedef struct roce_nic_cfg {
     const roce_flow *flows;        /* every NIC sends the flows whose src it is */
     unsigned n_flows;
@@ -67,7 +71,10 @@ typedef struct roce_nic_cfg {
     unsigned queue_pkts;           /* packets kept queued at the port per priority (0 = 2) */
     bool rc;                       /* every flow one RC message (its op) on its own QP (bytes finite); ACKs on the flow's priority */
     rc_cfg rcc;                    /* the QPs' settings (mtu: each flow's payload_bytes) */
-    double tx_ns, rx_ns;           /* rc: post -> the QP may send; last byte in -> the QP has the packet (0: none) */
+    double tx_ns, rx_ns;           /* rc, tcp: post -> the QP may send; last byte in -> the QP has the packet (0: none) */
+    bool tcp;                      /* instead of rc: every flow one message (a SEND) on a TCP connection (tcp.h) */
+    tcp_cfg tcpc;                  /* its settings (mss: each flow's payload_bytes) */
+    double host_ns;                /* tcp: the host stack's CPU time per message, at the sender before it goes and the receiver after it is in */
 } roce_nic_cfg;
 
 typedef struct roce_nic roce_nic;
@@ -84,6 +91,7 @@ const eth_port *roce_nic_port(const roce_nic *n);
 sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow);
 sim_time_ps roce_nic_flow_acked_ps(const roce_nic *n, unsigned flow);
 const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow);
+const tcp_conn *roce_nic_flow_conn(const roce_nic *n, unsigned flow);   /* tcp */
 
 typedef struct eth_switch_cfg {
     uint64_t buffer_bytes;         /* shared buffer (headroom is reserved on top) */

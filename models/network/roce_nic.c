@@ -9,7 +9,9 @@
  * With cfg.rc each flow is one RC WRITE on a queue pair per flow at each end
  * (rc.h): the limiter paces the requester's packets (first sends and
  * retransmissions alike), the responder's ACKs and NAKs go at once on the
- * flow's priority, and the requester's timeout runs on the NIC's wake-ups. */
+ * flow's priority, and the requester's timeout runs on the NIC's wake-ups.
+ * With cfg.tcp each flow is one message on a TCP connection (tcp.h) instead,
+ * the same way, and the host stack's per-message CPU time on each side. */
 #include "models/network/roce.h"
 
 #include <stdio.h>
@@ -24,6 +26,7 @@ typedef struct tx_flow {
     uint64_t sent_bytes, seq;
     sim_time_ps next_ps;           /* the limiter lets the next packet go then */
     rc_qp *qp;                     /* rc: the requester */
+    tcp_conn *tc;                  /* tcp: the sender */
 } tx_flow;
 
 typedef struct qp_owner { struct roce_nic *n; unsigned flow; } qp_owner;
@@ -48,10 +51,11 @@ struct roce_nic {
     sim_trace_var tv_rate;         /* waves: the first flow's Rc in Mb/s */
     sim_trace *tr;
     rc_qp **rx_qp;                 /* rc, per flow: the responder (made on its first packet) */
+    tcp_conn **rx_tc;              /* tcp, per flow: the receiver */
     qp_owner *owners;              /* per flow: the QPs' completion context */
     sim_time_ps *done_ps;          /* rc, per flow: its last byte in order here */
     sim_time_ps *acked_ps;         /* rc, per flow: its message done at its sender */
-    struct rx_wait { sim_time_ps due_ps; unsigned flow; rc_hdr h; } *rxq;   /* rc: packets in the NIC's rx_ns */
+    struct rx_wait { sim_time_ps due_ps; unsigned flow; union { rc_hdr h; tcp_seg seg; }; } *rxq;   /* packets in the NIC's rx_ns */
     uint32_t rxq_head, rxq_len, rxq_cap;
 };
 
@@ -61,6 +65,43 @@ static void on_rc_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64
     qp_owner *o = ctx;
     if (requester) o->n->acked_ps[o->flow] = sim_now(o->n->k);
     else o->n->done_ps[o->flow] = sim_now(o->n->k);
+}
+
+static void on_tcp_done(void *ctx, uint32_t msg, bool sender, uint64_t bytes)
+{
+    (void)msg, (void)bytes;
+    qp_owner *o = ctx;
+    sim_time_ps host = (sim_time_ps)(o->n->cfg.host_ns * 1000.0 + 0.5);   /* the receiving host's stack */
+    if (sender) o->n->acked_ps[o->flow] = sim_now(o->n->k);
+    else o->n->done_ps[o->flow] = sim_now(o->n->k) + host;
+}
+
+static tcp_conn *make_conn(roce_nic *n, unsigned flow, const char *role)
+{
+    tcp_cfg c = n->cfg.tcpc;
+    c.mss = n->cfg.flows[flow].payload_bytes;
+    char name[TOPO_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s.%s%u", n->name, role, flow);
+    n->owners[flow] = (qp_owner){ n, flow };
+    return tcp_conn_new(&c, name, on_tcp_done, &n->owners[flow]);
+}
+
+/* A TCP segment of flow fl (data to its receiver, an ACK back to its sender). */
+static sim_pkt *tcp_packet(roce_nic *n, tcp_conn *tc, const roce_flow *fl, unsigned flow, sim_time_ps now)
+{
+    tcp_seg g;
+    if (!tcp_next_segment(tc, now, &g)) sim_fatal("%s: flow %u's connection offered a segment and had none", n->name, flow);
+    sim_pkt *k = sim_pkt_alloc(&n->pool);
+    memcpy(sim_pkt_ext(k), &g, sizeof g);
+    k->src = n->index;
+    k->dst = g.ack ? fl->src : fl->dst;
+    k->tc = fl->prio;
+    k->payload_bytes = g.len;
+    k->wire_bytes = g.len + n->link->overhead_bytes - ROCE_TCP_FRAMING_LESS_BYTES;
+    k->flow = flow;
+    k->seq = g.seq;
+    k->created_ps = now;
+    return k;
 }
 
 /* Requester packets go to the flow's receiver, responder packets (ACK, NAK, READ responses) back to its sender. */
@@ -78,6 +119,7 @@ static rc_qp *make_qp(roce_nic *n, unsigned flow, const char *role)
 
 /* An RC packet of flow fl from its QP (its header in the packet's extension). */
 static void rc_take(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now);
+static void tcp_take(roce_nic *n, unsigned fl, const tcp_seg *g, sim_time_ps now);
 
 static sim_pkt *rc_packet(roce_nic *n, rc_qp *q, const roce_flow *fl, unsigned flow, sim_time_ps now)
 {
@@ -120,9 +162,21 @@ static void run(void *ctx)
         struct rx_wait w = n->rxq[n->rxq_head];
         n->rxq_head = (n->rxq_head + 1) % n->rxq_cap;
         n->rxq_len--;
-        rc_take(n, w.flow, &w.h, now);
+        if (n->cfg.tcp) tcp_take(n, w.flow, &w.seg, now);
+        else rc_take(n, w.flow, &w.h, now);
     }
     if (n->rxq_len && n->rxq[n->rxq_head].due_ps < next) next = n->rxq[n->rxq_head].due_ps;
+    if (n->cfg.tcp) {   /* the receivers' ACKs at once; the senders' timeouts */
+        for (unsigned f = 0; f < n->cfg.n_flows; f++)
+            while (n->rx_tc[f] && tcp_has_segment(n->rx_tc[f])) {
+                n->st.made++;
+                eth_port_enqueue(n->port, tcp_packet(n, n->rx_tc[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
+            }
+        for (unsigned i = 0; i < n->n_tx; i++) {
+            tcp_timer(n->tx[i].tc, now);
+            if (tcp_timer_due(n->tx[i].tc) < next) next = tcp_timer_due(n->tx[i].tc);
+        }
+    }
     if (n->cfg.rc) {   /* the responders' ACKs/NAKs at once; the requesters' timeouts */
         for (unsigned f = 0; f < n->cfg.n_flows; f++)
             while (n->rx_qp[f] && rc_has_packet(n->rx_qp[f])) {
@@ -137,7 +191,7 @@ static void run(void *ctx)
     for (unsigned j = 0; j < n->n_tx; j++) {
         tx_flow *t = &n->tx[(n->rr + j) % n->n_tx];
         const roce_flow *fl = &n->cfg.flows[t->index];
-        if (n->cfg.rc ? !rc_has_packet(t->qp) : t->sent_bytes >= fl->bytes) continue;
+        if (n->cfg.rc ? !rc_has_packet(t->qp) : n->cfg.tcp ? !tcp_has_segment(t->tc) : t->sent_bytes >= fl->bytes) continue;
         if (t->next_ps > now) {
             if (t->next_ps < next) next = t->next_ps;
             continue;
@@ -147,6 +201,9 @@ static void run(void *ctx)
         if (n->cfg.rc) {
             k = rc_packet(n, t->qp, fl, t->index, now);
             if (rc_timer_due(t->qp) < next) next = rc_timer_due(t->qp);
+        } else if (n->cfg.tcp) {
+            k = tcp_packet(n, t->tc, fl, t->index, now);
+            if (tcp_timer_due(t->tc) < next) next = tcp_timer_due(t->tc);
         } else {
             k = sim_pkt_alloc(&n->pool);
             uint32_t pay = fl->payload_bytes;
@@ -208,8 +265,21 @@ static void rc_take(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now)
     sim_event_notify_at(&n->wake, 0);   /* what it answers, or sends next */
 }
 
-/* The NIC's receive processing: the QP has the packet rx_ns after its last byte. */
-static void rx_wait(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now)
+static void tcp_take(roce_nic *n, unsigned fl, const tcp_seg *g, sim_time_ps now)
+{
+    if (g->ack) {
+        int slot = n->tx_of[fl];
+        if (slot < 0) sim_fatal("%s: an ACK for flow %u, which it does not send", n->name, fl);
+        tcp_receive(n->tx[slot].tc, now, g);
+    } else {
+        if (!n->rx_tc[fl]) n->rx_tc[fl] = make_conn(n, fl, "rx");
+        tcp_receive(n->rx_tc[fl], now, g);
+    }
+    sim_event_notify_at(&n->wake, 0);
+}
+
+/* The NIC's receive processing: the QP (or connection) has the packet rx_ns after its last byte. */
+static void rx_wait(roce_nic *n, unsigned fl, const void *hdr, sim_time_ps now)
 {
     if (n->rxq_len == n->rxq_cap) {
         uint32_t cap = n->rxq_cap ? 2 * n->rxq_cap : 64;
@@ -224,7 +294,8 @@ static void rx_wait(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now)
     struct rx_wait *w = &n->rxq[(n->rxq_head + n->rxq_len++) % n->rxq_cap];
     w->due_ps = now + (sim_time_ps)(n->cfg.rx_ns * 1000.0 + 0.5);
     w->flow = fl;
-    w->h = *h;
+    if (n->cfg.tcp) memcpy(&w->seg, hdr, sizeof w->seg);
+    else memcpy(&w->h, hdr, sizeof w->h);
     sim_event_notify_at(&n->wake, w->due_ps - now);
 }
 
@@ -251,7 +322,16 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
         sim_pkt_free(pkt);
         return;
     }
-    if (n->cfg.rc) {   /* the QPs keep the order and recover losses */
+    if (n->cfg.tcp) {   /* the connections keep the order and recover losses */
+        const tcp_seg *g = sim_pkt_ext_const(pkt);
+        bool ack = g->ack;
+        if (n->cfg.rx_ns > 0) rx_wait(n, fl, g, now);
+        else tcp_take(n, fl, g, now);
+        if (ack) {
+            sim_pkt_free(pkt);
+            return;
+        }
+    } else if (n->cfg.rc) {   /* the QPs keep the order and recover losses */
         const rc_hdr *h = sim_pkt_ext_const(pkt);
         bool to_requester = !from_requester(h);
         if (n->cfg.rx_ns > 0) rx_wait(n, fl, h, now);
@@ -296,7 +376,8 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     }
     if (c->dcqcn && dcqcn_cfg_check(&c->dc, why, why_n)) return NULL;
     if (c->cnp_prio >= ETH_PRIOS) { snprintf(why, why_n, "cnp_prio=%u; allowed 0..7", c->cnp_prio); return NULL; }
-    if (!(c->tx_ns >= 0) || !(c->rx_ns >= 0)) { snprintf(why, why_n, "tx_ns=%g rx_ns=%g; allowed >= 0", c->tx_ns, c->rx_ns); return NULL; }
+    if (c->rc && c->tcp) { snprintf(why, why_n, "rc and tcp together; allowed one transport"); return NULL; }
+    if (!(c->tx_ns >= 0) || !(c->rx_ns >= 0) || !(c->host_ns >= 0)) { snprintf(why, why_n, "tx_ns=%g rx_ns=%g host_ns=%g; allowed >= 0", c->tx_ns, c->rx_ns, c->host_ns); return NULL; }
     const topo_node *tn = &t->nodes[node];
     if (tn->nports != 1 || tn->port_link[0] < 0) { snprintf(why, why_n, "a roce_nic has one connected port"); return NULL; }
     const topo_link *l = &t->links[tn->port_link[0]];
@@ -312,7 +393,9 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         if (fl->prio >= ETH_PRIOS) { snprintf(why, why_n, "flow %u: priority %u; allowed 0..7", i, fl->prio); return NULL; }
         if (!(fl->start_us >= 0)) { snprintf(why, why_n, "flow %u: start_us=%g; allowed >= 0", i, fl->start_us); return NULL; }
         if (c->rc && (fl->bytes == UINT64_MAX || !fl->bytes)) { snprintf(why, why_n, "flow %u: an RC message needs 1 or more bytes, not endless", i); return NULL; }
-        if (!c->rc && fl->op != RC_WRITE) { snprintf(why, why_n, "flow %u: SEND and READ need rc (queue pairs)", i); return NULL; }
+        if (c->tcp && (fl->bytes == UINT64_MAX || !fl->bytes)) { snprintf(why, why_n, "flow %u: a TCP message needs 1 or more bytes, not endless", i); return NULL; }
+        if (!c->rc && fl->op != RC_WRITE && !(c->tcp && fl->op == RC_SEND)) { snprintf(why, why_n, "flow %u: SEND and READ need rc (queue pairs); tcp sends only", i); return NULL; }
+        if (c->tcp && fl->op != RC_SEND) { snprintf(why, why_n, "flow %u: TCP carries a SEND (a message), not an RDMA WRITE or READ", i); return NULL; }
         if (fl->op == RC_READ && c->dcqcn) { snprintf(why, why_n, "flow %u: DCQCN on READ responses is not modelled; allowed: READ with ecn off", i); return NULL; }
     }
     roce_nic *n = calloc(1, sizeof *n);
@@ -325,10 +408,12 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     n->link = l;
     n->line_Gbps = l->GBps * 8;
     snprintf(n->name, sizeof n->name, "%s", tn->name);
-    if (c->rc) sim_pkt_pool_init_ext(&n->pool, n->name, sizeof(rc_hdr));
+    if (c->rc || c->tcp) sim_pkt_pool_init_ext(&n->pool, n->name, sizeof(rc_hdr) > sizeof(tcp_seg) ? sizeof(rc_hdr) : sizeof(tcp_seg));
     else sim_pkt_pool_init(&n->pool, n->name);
     size_t nf = c->n_flows ? c->n_flows : 1;
     n->rx_qp = calloc(nf, sizeof *n->rx_qp);
+    n->rx_tc = calloc(nf, sizeof *n->rx_tc);
+    if (!n->rx_tc) sim_fatal("out of memory");
     n->owners = calloc(nf, sizeof *n->owners);
     n->done_ps = calloc(nf, sizeof *n->done_ps);
     n->acked_ps = calloc(nf, sizeof *n->acked_ps);
@@ -345,10 +430,14 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         tx_flow *tf = &n->tx[n->n_tx];
         tf->index = i;
         dcqcn_rp_init(&tf->rp, n->line_Gbps);
-        tf->next_ps = (sim_time_ps)(c->flows[i].start_us * 1e6 + (c->rc ? c->tx_ns * 1000.0 : 0) + 0.5);
+        tf->next_ps = (sim_time_ps)(c->flows[i].start_us * 1e6 + (c->rc || c->tcp ? c->tx_ns * 1000.0 : 0) + (c->tcp ? c->host_ns * 1000.0 : 0) + 0.5);
         if (c->rc) {
             tf->qp = make_qp(n, i, "tx");
             rc_post(tf->qp, c->flows[i].op, c->flows[i].bytes);
+        }
+        if (c->tcp) {
+            tf->tc = make_conn(n, i, "tx");
+            tcp_post(tf->tc, c->flows[i].bytes);
         }
         n->tx_of[i] = (int)n->n_tx++;
     }
@@ -408,6 +497,19 @@ static int check(const void *comp, bool drained, char *why, size_t why_n)
         snprintf(why, why_n, "%s: %u packets still in its receive processing after the drain", n->name, n->rxq_len);
         return -1;
     }
+    for (unsigned f = 0; n->cfg.tcp && f < n->cfg.n_flows; f++) {
+        const tcp_conn *tc = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].tc : n->rx_tc[f];
+        if (!tc) continue;
+        if (tcp_check(tc, why, why_n)) return -1;
+        if (tcp_failed(tc)) {
+            snprintf(why, why_n, "%s: flow %u's connection failed after %u timeouts in a row", n->name, f, n->cfg.tcpc.max_retries + 1);
+            return -1;
+        }
+        if (drained && !tcp_idle(tc)) {
+            snprintf(why, why_n, "%s: flow %u's connection still has work after the drain", n->name, f);
+            return -1;
+        }
+    }
     for (unsigned f = 0; n->cfg.rc && f < n->cfg.n_flows; f++) {
         const rc_qp *q = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].qp : n->rx_qp[f];
         if (!q) continue;
@@ -437,10 +539,11 @@ static void nic_free(void *comp)
     roce_nic *n = comp;
     eth_port_free(n->port);
     sim_pkt_pool_free(&n->pool);
-    for (unsigned i = 0; i < n->n_tx; i++) rc_qp_free(n->tx[i].qp);
+    for (unsigned i = 0; i < n->n_tx; i++) rc_qp_free(n->tx[i].qp), tcp_conn_free(n->tx[i].tc);
+    for (unsigned f = 0; f < n->cfg.n_flows; f++) tcp_conn_free(n->rx_tc[f]);
     for (unsigned f = 0; f < n->cfg.n_flows; f++) rc_qp_free(n->rx_qp[f]);
     free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
-    free(n->rx_qp), free(n->owners), free(n->done_ps), free(n->acked_ps), free(n->rxq);
+    free(n->rx_qp), free(n->rx_tc), free(n->owners), free(n->done_ps), free(n->acked_ps), free(n->rxq);
     free(n);
 }
 
@@ -453,6 +556,12 @@ const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow)
 const eth_port *roce_nic_port(const roce_nic *n) { return n->port; }
 sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->done_ps[flow] : 0; }
 sim_time_ps roce_nic_flow_acked_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->acked_ps[flow] : 0; }
+const tcp_conn *roce_nic_flow_conn(const roce_nic *n, unsigned flow)
+{
+    if (flow >= n->cfg.n_flows) return NULL;
+    return n->tx_of[flow] >= 0 ? n->tx[n->tx_of[flow]].tc : n->rx_tc[flow];
+}
+
 const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow)
 {
     if (flow >= n->cfg.n_flows) return NULL;
