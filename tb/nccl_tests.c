@@ -18,6 +18,7 @@
 #include "models/fabric/fabric.h"
 #include "models/fabric/switch.h"
 #include "sim/fabric.h"
+#include "sim/pdes.h"
 #include "sim/sim.h"
 
 #define CHECK_MAX_BYTES (8u << 20)   /* values are carried and compared up to this size (memory: 2 buffers per rank) */
@@ -45,6 +46,9 @@ static const sim_param_def nccl_params[] = {
     SIM_PARAM_INT("burst_pkts", "0", "", 0, 256, "NVLink packets per simulated message (0: chunk_bytes / 128 / 128, 1..32)"),
     SIM_PARAM_DOUBLE("reduce_GBps", "1117", "GBps", 1, 1e5, "reduction unit per GPU: result bytes/s (H100 HBM3 3.35 TB/s over 3 accesses)"),
     SIM_PARAM_ENUM("inject", "none", "none|skip_chunk", "a seeded bug: skip_chunk = rank 0 drops one received chunk (needs check=1)"),
+    SIM_PARAM_ENUM("partition", "auto", TOPO_PARTITION_CHOICES,
+                   "under mpirun: the nodes each rank runs (auto: cut along the slowest links, balanced node counts; "
+                   "nodes: equal blocks in topology order; file: each node's \"rank\" in the topo= file)"),
     SIM_PARAM_END,
 };
 
@@ -123,6 +127,13 @@ static void nccl_run(sim_test_ctx *c)
     if (strcmp(proto, "simple")) sim_input_error("nccl_tests: proto=%s is not modelled yet; allowed: simple", proto);
     if (strcmp(dtype, "float")) sim_input_error("nccl_tests: dtype=%s is not modelled yet; allowed: float", dtype);
     if (!check) sim_param_not_applicable(p, "inject", "a seeded bug shows only in checked values (check=1)");
+    const sim_pdes_transport *tr = c->transport;
+    const bool root = !tr || tr->rank == 0;
+    enum topo_partition part_how = TOPO_PART_AUTO;
+    if (tr) part_how = (enum topo_partition)sim_param_enum(p, "partition");
+    else sim_param_not_applicable(p, "partition", "one process: nothing to partition (run under mpirun -np N)");
+    if (tr && tr->size > 1 && check)
+        sim_input_error("nccl_tests: check=1 carries values by pointer: one process only; use check=0 over ranks (%u ranks)", tr->size);
     uint64_t lo = parse_size(minb), hi = parse_size(maxb);
     if (!lo) sim_input_error("nccl_tests: minbytes=%s; allowed: a size 1..4G (digits, optional K, M, G)", minb);
     if (!hi) sim_input_error("nccl_tests: maxbytes=%s; allowed: a size 1..4G (digits, optional K, M, G)", maxb);
@@ -135,6 +146,7 @@ static void nccl_run(sim_test_ctx *c)
         sim_input_error("nccl_tests: burst_pkts=%u is more than a chunk (chunk_bytes=%u = %u packets)", gc.burst_pkts, cc.chunk_bytes, cc.chunk_bytes / 128);
     cc.check = check;
     cc.inject = inject ? COLL_INJECT_SKIP_CHUNK : COLL_INJECT_NONE;
+    cc.transport = tr;
     fabric_register_kinds();
     collective_register_kinds();
     topo *t = topo_from_string_or_exit(spec, "nvlink4");
@@ -144,6 +156,14 @@ static void nccl_run(sim_test_ctx *c)
     sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = NULL, .seed = c->seed,
                           .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
     char err[1024], why[1024];
+    uint32_t *node_part = NULL;
+    if (tr) {   /* one system over the ranks: each runs its part (docs/parallel.md) */
+        node_part = calloc(t->n_nodes + 1, sizeof *node_part);
+        if (topo_partition(t, part_how, tr->size, node_part, err, sizeof err) != 0)
+            sim_input_error("nccl_tests: partition=%s: %s", sim_param_str(p, "partition"), err);
+        fc.transport = tr;
+        fc.node_part = node_part;
+    }
     sim_fabric *f = sim_fabric_new(c->k, t, &fc, err, sizeof err);
     if (!f) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
     coll_comm *cm = coll_comm_new(f, &cc, err, sizeof err);
@@ -154,7 +174,7 @@ static void nccl_run(sim_test_ctx *c)
     /* the independent prediction, from the configuration: per GPU, the NVLinks its channels use, at their goodput */
     nvgpu *g0 = sim_fabric_component(f, t->endpoint_node[0]);
     unsigned ports = nvgpu_ports(g0), chans = coll_comm_channels(cm), used = chans < ports ? chans : ports;
-    const topo_link *l0 = nvgpu_port(g0, 0)->link;
+    const topo_link *l0 = &t->links[t->nodes[nvgpu_node(g0)].port_link[0]];   /* the topology's: g0 may be another rank's */
     double goodput_link = l0->GBps * 128.0 / (128.0 + l0->overhead_bytes);
     double bound = ports * goodput_link;   /* every link of a GPU busy with full packets */
     double predicted = used * goodput_link;
@@ -165,7 +185,7 @@ static void nccl_run(sim_test_ctx *c)
     unsigned nrows = 0;
     bool conserved = true, all_checked_right = true;
     char cons_why[1200] = "";
-    if (!c->quiet) {
+    if (!c->quiet && root) {
         printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
                coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
         printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
@@ -180,7 +200,9 @@ static void nccl_run(sim_test_ctx *c)
         long long wrong = -1;
         coll_comm_set_check(cm, check && count * sizeof(float) <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
-            if (coll_run(cm, op, count, &r, why, sizeof why) || sim_fabric_check(f, true, why, sizeof why)) {
+            int bad = coll_run(cm, op, count, &r, why, sizeof why);
+            if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
+            if (bad) {
                 if (conserved) snprintf(cons_why, sizeof cons_why, "size %" PRIu64 ": %s", size, why);
                 conserved = false;
             }
@@ -195,7 +217,7 @@ static void nccl_run(sim_test_ctx *c)
         w->busbw = w->algbw * coll_busbw_factor(op, n);
         w->wrong = wrong;
         if (wrong > 0) all_checked_right = false;
-        if (!c->quiet) {
+        if (!c->quiet && root) {
             char wr[24];
             if (wrong < 0) snprintf(wr, sizeof wr, "N/A");
             else snprintf(wr, sizeof wr, "%lld", wrong);
@@ -206,6 +228,17 @@ static void nccl_run(sim_test_ctx *c)
         sim_progress(c, hi > lo ? log((double)size / lo) / log((double)hi / lo) : 1, "size %" PRIu64, size);
     }
 
+    /* over ranks: rank 0 takes every link's and GPU's numbers (every rank's kernel stands at the same time) */
+    sim_fabric_gather(f);
+    c->sim_events = sim_fabric_events_all(f);
+    sim_report_sim_json(c->report, "per_rank", sim_fabric_ranks_json(f));
+    if (tr) {
+        sim_report_sim_json(c->report, "partition", cJSON_CreateString(sim_param_str(p, "partition")));
+        sim_report_sim_json(c->report, "lookahead_ns", cJSON_CreateNumber((double)sim_pdes_lookahead_ps(sim_fabric_pdes(f)) / 1000.0));
+        unsigned cut = 0;
+        for (uint32_t i = 0; i < t->n_links; i++) cut += node_part[t->links[i].a] != node_part[t->links[i].b];
+        sim_report_sim_json(c->report, "cut_links", cJSON_CreateNumber(cut));
+    }
     cJSON *jr = cJSON_CreateArray();
     double peak = 0, sum = 0;
     for (unsigned i = 0; i < nrows; i++) {
@@ -274,11 +307,12 @@ static void nccl_run(sim_test_ctx *c)
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
-    write_plot(c, rows, nrows, coll_op_name(op), bound, predicted);
+    if (root) write_plot(c, rows, nrows, coll_op_name(op), bound, predicted);
     coll_comm_free(cm);
     sim_fabric_free(f);
+    free(node_part);
     topo_free(t);
 }
 
-SIM_TEST(nccl_tests, "nccl-tests' busbw table from ring collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
+SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
          "minbytes=64 maxbytes=64M stepfactor=16", nccl_run)

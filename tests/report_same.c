@@ -16,7 +16,8 @@ static unsigned differences;
 static bool run_shape(const char *path)
 {
     static const char *const exact[] = { "sim.wall_s", "sim.ranks", "sim.per_rank", "sim.partition", "sim.lookahead_ns", "sim.cut_links",
-                                         "params.partition", "params.not_applicable.partition", NULL };
+                                         "params.partition", "params.not_applicable.partition",
+                                         "metrics.plot" /* a file under the run's --out directory */, NULL };
     for (unsigned i = 0; exact[i]; i++)
         if (!strcmp(path, exact[i])) return true;
     return !strncmp(path, "metrics.", 8) && strstr(path, "wall") != NULL;   /* wall_s, hops_per_wall_s, ... */

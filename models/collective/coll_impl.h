@@ -8,6 +8,7 @@
 #define COLL_MAX_RANKS 64
 #define COLL_MAX_CHANNELS 64
 #define COLL_MAX_SLOTS 64
+#define COLL_STEP_MIN_PS 1000000ull   /* coll_run checks for the end at least 1 us apart */
 
 /* What a message is, in its packets' flags. */
 enum { COLL_MSG_DATA = 1, COLL_MSG_FLAG = 2, COLL_MSG_ACK = 3 };
@@ -40,6 +41,7 @@ struct coll_rank {
     coll_comm *cm;
     unsigned r;
     nvgpu *g;
+    bool local;                    /* its GPU runs in this process (over ranks: this rank's part) */
     uint32_t next_ep, prev_ep;
     ring_chan ch[COLL_MAX_CHANNELS];
     float *in, *out;               /* check: count floats each */

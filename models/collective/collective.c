@@ -1,5 +1,6 @@
 /* The communicator, a run of one collective, and the reference check. */
 #include "models/collective/coll_impl.h"
+#include "sim/pdes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,19 @@ double coll_busbw_factor(enum coll_op op, unsigned n)
     return op == COLL_ALL_REDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
 }
 
+/* The node and port at the far end of a GPU's port. */
+static bool port_peer(const coll_comm *c, const nvgpu *g, unsigned port, uint32_t *node, unsigned *peer_port)
+{
+    const topo *t = sim_fabric_topo(c->f);
+    const topo_node *n = &t->nodes[nvgpu_node(g)];
+    if (port >= n->nports || n->port_link[port] < 0) return false;
+    const topo_link *l = &t->links[n->port_link[port]];
+    bool a = l->a == nvgpu_node(g) && l->a_port == port;
+    *node = a ? l->b : l->a;
+    *peer_port = a ? l->b_port : l->a_port;
+    return true;
+}
+
 /* A flow id for the connection src -> dst of channel ch on `port`: the
  * channel (+1) in bits 40.., so the receiver knows it; the low bits chosen
  * so the first switch's ECMP hash sends it down the link to dst's port of
@@ -27,13 +41,17 @@ double coll_busbw_factor(enum coll_op op, unsigned n)
 static uint64_t pick_flow(coll_comm *c, unsigned src, unsigned dst, unsigned port, unsigned ch, unsigned kind)
 {
     uint64_t base = ((uint64_t)(ch + 1) << 40) | ((uint64_t)kind << 36) | ((uint64_t)src << 28) | ((uint64_t)dst << 20);
-    const sim_fabric_port *sp = nvgpu_port(c->rank[src].g, port), *dp = nvgpu_port(c->rank[dst].g, port);
-    if (!dp || sp->peer_node != dp->peer_node) return base;
+    /* from the topology, not the connected ports: another rank's GPUs are replicas, never connected */
+    uint32_t sp_node, dp_node;
+    unsigned sp_port, dp_port;
+    if (!port_peer(c, c->rank[src].g, port, &sp_node, &sp_port) || !port_peer(c, c->rank[dst].g, port, &dp_node, &dp_port) ||
+        sp_node != dp_node)
+        return base;
     const topo_routes *routes = sim_fabric_routes(c->f);
     uint32_t dst_ep = nvgpu_endpoint(c->rank[dst].g);
     for (uint64_t i = 0; i < (1u << 16); i++) {
-        topo_hop h = topo_route_next(routes, sp->peer_node, (int)sp->peer_port, dst_ep, base | i);
-        if (h.port == dp->peer_port) return base | i;
+        topo_hop h = topo_route_next(routes, sp_node, (int)sp_port, dst_ep, base | i);
+        if (h.port == dp_port) return base | i;
     }
     return base;
 }
@@ -51,8 +69,13 @@ coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t e
         if (c->n == COLL_MAX_RANKS) { snprintf(err, errlen, "more than %d GPUs; allowed: up to %d ranks", COLL_MAX_RANKS, COLL_MAX_RANKS); goto fail; }
         c->rank[c->n].g = sim_fabric_component(f, node);
         c->rank[c->n].r = c->n;
+        c->rank[c->n].local = sim_fabric_node_local(f, node);
         c->rank[c->n].cm = c;
         c->n++;
+    }
+    if (cfg->check && cfg->transport && cfg->transport->size > 1) {
+        snprintf(err, errlen, "check=1 carries values by pointer: one process only; use check=0 over ranks");
+        goto fail;
     }
     if (c->n < 2) { snprintf(err, errlen, "%u nvgpu node(s); a communicator needs at least 2 GPUs (kind nvgpu)", c->n); goto fail; }
     unsigned ports = nvgpu_ports(c->rank[0].g);
@@ -90,7 +113,11 @@ fail:
 void coll_comm_free(coll_comm *c) { free(c); }
 unsigned coll_comm_ranks(const coll_comm *c) { return c->n; }
 unsigned coll_comm_channels(const coll_comm *c) { return c->channels; }
-void coll_comm_set_check(coll_comm *c, bool check) { c->cfg.check = check; }
+void coll_comm_set_check(coll_comm *c, bool check)
+{
+    if (check && c->cfg.transport && c->cfg.transport->size > 1) sim_fatal("coll_comm_set_check: check=1 over ranks (values go by pointer)");
+    c->cfg.check = check;
+}
 
 static uint64_t block_lo(const coll_comm *c, unsigned b) { return (uint64_t)b * c->count / c->n; }
 
@@ -131,6 +158,71 @@ static uint64_t count_wrong(const coll_comm *c)
             }
         }
     return wrong;
+}
+
+/* Is rank r's GPU done with the run: every channel finished and every slot's ack back (nothing of it in flight)? */
+static bool rank_quiet(const coll_comm *c, const coll_rank *rk)
+{
+    if (rk->chans_done != c->channels) return false;
+    for (unsigned ch = 0; ch < c->channels; ch++)
+        if (rk->ch[ch].credits != c->cfg.slots) return false;
+    return true;
+}
+
+/* Runs until every GPU is quiet (or nothing is left anywhere: a deadlock,
+ * which coll_run's checks name). Over ranks each rank runs only its GPUs, so
+ * the end is agreed (a sum of the GPUs not yet quiet); the steps depend on
+ * simulated time only, so one process stops at the same time. */
+static void run_to_end(coll_comm *c, sim_time_ps t0)
+{
+    const sim_pdes_transport *tr = c->cfg.transport;
+    for (;;) {
+        sim_time_ps now = sim_now(c->k), step = (now - t0) / 8;
+        if (step < COLL_STEP_MIN_PS) step = COLL_STEP_MIN_PS;
+        sim_fabric_run(c->f, now + step);
+        uint64_t left[2] = { 0, sim_next_time(c->k) != SIM_TIME_MAX };   /* GPUs not quiet; ranks with activity pending */
+        for (unsigned r = 0; r < c->n; r++) left[0] += c->rank[r].local && !rank_quiet(c, &c->rank[r]);
+        if (tr) sim_pdes_sum_u64(tr, left, 2);
+        if (!left[0] || !left[1]) return;
+    }
+}
+
+/* Over ranks: every rank takes every GPU's counters from its owner (a sum
+ * where only the owner adds), so the checks and the time below are the same
+ * everywhere and the same as in one process. */
+static void share_counters(coll_comm *c)
+{
+    const sim_pdes_transport *tr = c->cfg.transport;
+    if (!tr) return;
+    enum { PER_CH = 8 };
+    const size_t per_rank = 2 + (size_t)PER_CH * c->channels, n = per_rank * c->n;
+    uint64_t *v = calloc(n, sizeof *v);
+    if (!v) sim_fatal("coll_run: out of memory");
+    for (unsigned r = 0; r < c->n; r++) {
+        const coll_rank *rk = &c->rank[r];
+        if (!rk->local) continue;
+        uint64_t *w = v + r * per_rank;
+        w[0] = rk->chans_done, w[1] = rk->done_ps;
+        for (unsigned ch = 0; ch < c->channels; ch++) {
+            const ring_chan *rc = &rk->ch[ch];
+            uint64_t *x = w + 2 + (size_t)PER_CH * ch;
+            x[0] = rc->credits, x[1] = rc->acks_recv, x[2] = rc->acks_sent, x[3] = rc->data_bytes_sent;
+            x[4] = rc->flags_sent, x[5] = rc->recv_bytes_total, x[6] = rc->recv_i, x[7] = rc->done_ps;
+        }
+    }
+    sim_pdes_sum_u64(tr, v, n);
+    for (unsigned r = 0; r < c->n; r++) {
+        coll_rank *rk = &c->rank[r];
+        const uint64_t *w = v + r * per_rank;
+        rk->chans_done = (unsigned)w[0], rk->done_ps = w[1];
+        for (unsigned ch = 0; ch < c->channels; ch++) {
+            ring_chan *rc = &rk->ch[ch];
+            const uint64_t *x = w + 2 + (size_t)PER_CH * ch;
+            rc->credits = (unsigned)x[0], rc->acks_recv = x[1], rc->acks_sent = x[2], rc->data_bytes_sent = x[3];
+            rc->flags_sent = x[4], rc->recv_bytes_total = x[5], rc->recv_i = x[6], rc->done_ps = x[7];
+        }
+    }
+    free(v);
 }
 
 int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, char *why, size_t why_n)
@@ -176,8 +268,9 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
     }
     sim_time_ps t0 = sim_now(c->k);
     for (unsigned r = 0; r < c->n; r++)
-        for (unsigned ch = 0; ch < c->channels; ch++) ring_chan_start(&c->rank[r].ch[ch]);
-    sim_fabric_run(c->f, SIM_TIME_MAX);
+        for (unsigned ch = 0; c->rank[r].local && ch < c->channels; ch++) ring_chan_start(&c->rank[r].ch[ch]);
+    run_to_end(c, t0);
+    share_counters(c);
     int rc_status = 0;
     sim_time_ps end = t0;
     for (unsigned r = 0; r < c->n && !rc_status; r++) {

@@ -39,8 +39,12 @@ typedef struct coll_cfg {
     uint32_t flag_bytes;        /* a flag or ack write's payload (8) */
     bool check;                 /* carry real floats, reduce them, compare with a reference */
     enum coll_inject inject;    /* a seeded bug: skip_chunk (rank 0 drops the first chunk with data it receives) */
+    /* The fabric's transport when it runs over MPI ranks (NULL: one process):
+     * each rank drives its own GPUs, and the ranks agree on when a collective
+     * is over and on every GPU's counters. check needs one process (values go by pointer). */
+    const struct sim_pdes_transport *transport;
 } coll_cfg;
-#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE })
+#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE, NULL })
 
 typedef struct coll_comm coll_comm;
 
@@ -63,7 +67,9 @@ typedef struct coll_result {
 } coll_result;
 
 /* Runs one collective of `count` floats from now to the end of its
- * traffic (the fabric drained). count for all_gather / reduce_scatter: a
+ * traffic (the fabric drained), in steps of simulated time (an eighth of the
+ * time so far, at least 1 us) checked for the end -- the same steps in one
+ * process and over ranks, so the kernel then stands at the same time. count for all_gather / reduce_scatter: a
  * multiple of the ranks (the whole buffer; a rank's block is count / ranks).
  * Returns 0, or -1 with why (its own conservation failed). */
 int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *r, char *why, size_t why_n);

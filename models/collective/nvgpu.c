@@ -1,5 +1,6 @@
 /* Kind "nvgpu": NVLink ports with send queues, and a reduction unit. */
 #include "models/collective/nvgpu.h"
+#include "sim/pdes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,20 @@ static void g_held(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *
         for (uint32_t i = 0; i < g->port[p].len; i++) fn(g->port[p].q[(g->port[p].head + i) % g->port[p].cap].pkt, ctx);
 }
 
+/* A run over ranks: rank 0's replica of a GPU takes its owner's counters. */
+static void g_pack_stats(const void *comp, sim_pdes_buf *b)
+{
+    const nvgpu *g = comp;
+    sim_pdes_buf_put(b, &g->st, sizeof g->st);
+}
+
+static void g_unpack_stats(void *comp, const unsigned char *d, size_t len)
+{
+    nvgpu *g = comp;
+    if (len != sizeof g->st) sim_fatal("%s: %zu bytes of gathered statistics", g->name, len);
+    memcpy(&g->st, d, sizeof g->st);
+}
+
 static void g_free(void *comp)
 {
     nvgpu *g = comp;
@@ -279,7 +294,7 @@ void nvgpu_set_handlers(nvgpu *g, nvgpu_recv_fn recv, nvgpu_sent_fn sent, nvgpu_
 }
 uint32_t nvgpu_endpoint(const nvgpu *g) { return g->endpoint; }
 uint32_t nvgpu_node(const nvgpu *g) { return g->node; }
-unsigned nvgpu_ports(const nvgpu *g) { return g->n_connected; }
+unsigned nvgpu_ports(const nvgpu *g) { return g->nports; }   /* the build refuses an unconnected port */
 const sim_fabric_port *nvgpu_port(const nvgpu *g, unsigned port) { return port < g->n_connected ? &g->port[port].fp : NULL; }
 sim_kernel *nvgpu_kernel(const nvgpu *g) { return g->k; }
 nvgpu_stats nvgpu_stats_get(const nvgpu *g) { return g->st; }
@@ -296,7 +311,10 @@ void nvgpu_register(void)
     }
     static const sim_fabric_kind fk = {
         .name = "nvgpu", .build = g_build, .ingress = NULL, .connect = g_connect, .start = NULL, .check = g_check,
-        .reset_stats = g_reset, .held = g_held, .free = g_free, .partitionable = false,
+        .reset_stats = g_reset, .held = g_held, .free = g_free,
+        /* its kernel is sim_fabric_node_kernel's, its links neither defer nor mark, and what crosses a cut is
+         * the packet's common fields (data is NULL unless the engine carries values: one process only) */
+        .partitionable = true, .pack_stats = g_pack_stats, .unpack_stats = g_unpack_stats,
     };
     sim_fabric_kind_register(&fk);
 }

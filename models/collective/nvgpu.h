@@ -41,7 +41,8 @@ void nvgpu_register(void);
 void nvgpu_set_handlers(nvgpu *g, nvgpu_recv_fn recv, nvgpu_sent_fn sent, nvgpu_done_fn done, void *ctx);
 uint32_t nvgpu_endpoint(const nvgpu *g);
 uint32_t nvgpu_node(const nvgpu *g);
-unsigned nvgpu_ports(const nvgpu *g);            /* connected NVLink ports (they are 0..n-1) */
+unsigned nvgpu_ports(const nvgpu *g);            /* NVLink ports (all connected: 0..n-1), on replicas too */
+/* A port as connected; NULL on another rank's replica (never connected: use the topology). */
 const sim_fabric_port *nvgpu_port(const nvgpu *g, unsigned port);
 sim_kernel *nvgpu_kernel(const nvgpu *g);
 
