@@ -208,10 +208,13 @@ static int runner_main(int argc, char **argv, const sim_pdes_transport *tr)
         return 2;
     }
     if (tr && !t->ranked) {
-        if (root)
+        if (root) {
             fprintf(stderr, "error: test %s does not run over MPI ranks (%u ranks would each run it whole); run it in one "
-                            "process, or sweep it with --sweep; tests that run over ranks: those built on the fabric "
-                            "(docs/parallel.md)\n", t->name, tr->size);
+                            "process, or sweep it with --sweep; tests that run over ranks (docs/parallel.md):", t->name, tr->size);
+            for (unsigned j = 0; j < n_tests; j++)
+                if (tests[j]->ranked) fprintf(stderr, " %s", tests[j]->name);
+            fprintf(stderr, "\n");
+        }
         return 2;
     }
     const sim_param_def *tables[2] = { t->params, common_params };
