@@ -153,7 +153,7 @@ static void nccl_run(sim_test_ctx *c)
     sim_test_configured(c);
 
     fabric_switch_cfg sc = FABRIC_SWITCH_CFG_DEFAULT;
-    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = NULL, .seed = c->seed,
+    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = c->trace, .seed = c->seed,
                           .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
     char err[1024], why[1024];
     uint32_t *node_part = NULL;
