@@ -64,7 +64,6 @@ static void gd_transfer(sim_kernel *k, const topo *t, server_cfg *sc, bool host_
     if (!f) sim_input_error("gpudirect: %s", err);
     uint32_t hn = (uint32_t)topo_node_find(t, "host0"), gn = (uint32_t)topo_node_find(t, "gpu0"), nn = (uint32_t)topo_node_find(t, "nic0");
     server_nic *nic = sim_fabric_component(f, nn);
-    server_host *h = sim_fabric_component(f, hn);
     /* a watchdog: nothing here takes longer than 4 ns per byte + 1 ms */
     sim_time_ps limit = (sim_time_ps)sc->nic_bytes * 4000 + 1000000000ull, step = 1000000;
     for (;;) {
@@ -74,16 +73,7 @@ static void gd_transfer(sim_kernel *k, const topo *t, server_cfg *sc, bool host_
         if (r->nic.streams_done && sim_now(k) >= r->nic.done_ps && srv_ports_quiet(f, t)) { r->finished = true; break; }
         if (sim_now(k) == before || sim_now(k) >= limit) break;
     }
-    server_copy_stats hs;
-    server_host_stats(h, &hs);
-    r->dram_bytes = hs.dram_bytes;
-    pcie_port_counters pc;
-    for (unsigned q = 0; q < t->nodes[hn].nports; q++) {
-        pcie_port_get_counters(server_host_port(h, q), &pc);
-        r->host_tlps += pc.tl_received;
-    }
-    for (uint32_t n = 0; n < t->n_nodes; n++)
-        if (!strcmp(t->nodes[n].kind->name, "pcie_switch")) r->p2p_tlps += server_switch_p2p_tlps(sim_fabric_component(f, n));
+    srv_count_host_and_p2p(f, t, hn, &r->dram_bytes, &r->host_tlps, &r->p2p_tlps);
     /* the transfer starts when its first engine starts: the GPU's writes (host path) or the NIC's reads */
     r->start_ps = server_nic_launch_ps(nic);
     if (host_path) {

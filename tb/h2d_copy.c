@@ -113,16 +113,7 @@ static void run_copy(sim_kernel *k, const copy_plan *pl, server_cfg *sc, sim_tra
         if (done && srv_ports_quiet(f, t)) { r->finished = true; break; }
         if (sim_now(k) == before || sim_now(k) >= limit) break;
     }
-    server_copy_stats hs;
-    server_host_stats(h, &hs);
-    r->dram_bytes = hs.dram_bytes;
-    pcie_port_counters pc;
-    for (unsigned q = 0; q < t->nodes[hn].nports; q++) {
-        pcie_port_get_counters(server_host_port(h, q), &pc);
-        r->host_tlps += pc.tl_received;
-    }
-    for (uint32_t n = 0; n < t->n_nodes; n++)
-        if (!strcmp(t->nodes[n].kind->name, "pcie_switch")) r->p2p_tlps += server_switch_p2p_tlps(sim_fabric_component(f, n));
+    srv_count_host_and_p2p(f, t, hn, &r->dram_bytes, &r->host_tlps, &r->p2p_tlps);
     r->start_ps = SIM_TIME_MAX;   /* the copies are launched once their links are up */
     for (unsigned i = 0; i < pl->n; i++) {
         sim_time_ps l = server_gpu_launch_ps(sim_fabric_component(f, pl->copier[i]));

@@ -122,3 +122,20 @@ unsigned srv_report_hops(sim_report *rep, const srv_hops *r, double window_ns)
     sim_report_metric_json(rep, "bottleneck", cJSON_CreateString(r->n ? r->h[worst].name : "-"));
     return worst;
 }
+
+void srv_count_host_and_p2p(sim_fabric *f, const topo *t, uint32_t hn, uint64_t *dram_bytes, uint64_t *host_tlps,
+                            uint64_t *p2p_tlps)
+{
+    server_host *h = sim_fabric_component(f, hn);
+    server_copy_stats hs;
+    server_host_stats(h, &hs);
+    *dram_bytes = hs.dram_bytes;
+    *host_tlps = *p2p_tlps = 0;
+    pcie_port_counters pc;
+    for (unsigned q = 0; q < t->nodes[hn].nports; q++) {
+        pcie_port_get_counters(server_host_port(h, q), &pc);
+        *host_tlps += pc.tl_received;
+    }
+    for (uint32_t n = 0; n < t->n_nodes; n++)
+        if (!strcmp(t->nodes[n].kind->name, "pcie_switch")) *p2p_tlps += server_switch_p2p_tlps(sim_fabric_component(f, n));
+}

@@ -41,6 +41,10 @@ void srv_add_path(srv_hops *r, const topo *t, uint32_t a, uint32_t b);
 void srv_add_resource(srv_hops *r, const char *name, double util);
 /* Hop count of the tree path between two nodes. */
 unsigned srv_path_hops(const topo *t, uint32_t a, uint32_t b);
+/* What host node hn's DRAM moved, the TLPs its root ports received, and the TLPs
+ * every pcie_switch turned peer-to-peer (they never reached the host). */
+void srv_count_host_and_p2p(sim_fabric *f, const topo *t, uint32_t hn, uint64_t *dram_bytes, uint64_t *host_tlps,
+                            uint64_t *p2p_tlps);
 /* No PCIe port of any node holds an unacknowledged or undelivered TLP. */
 bool srv_ports_quiet(const sim_fabric *f, const topo *t);
 /* Each hop's utilisation over window_ns (the link's window bytes) and its sender's credit stall. */
