@@ -180,6 +180,13 @@ int topo_flow_path(const topo *t, const topo_routes *r, uint32_t src, uint32_t d
  * directions, VCs sharing the wire): what a fair, work-conserving network
  * approaches under these routes, ECMP collisions included. 0, or -1 with err. */
 int topo_flows_maxmin(const topo *t, const topo_routes *r, topo_flow *flows, unsigned n, char *err, size_t errlen);
+/* The progressive filling itself, on paths given as channel lists: flow i
+ * crosses channels[path_first[i] .. + path_len[i]) (paths stored in flow
+ * order, back to back). capacity[c] per channel; left[] must equal capacity[]
+ * and users[] be 0 on entry, and are so again on return (scratch the caller
+ * keeps between calls); rate[] gets each flow's fair share, frozen[] is scratch. */
+void topo_maxmin_fill(const double *capacity, double *left, uint32_t *users, unsigned n, const uint32_t *path_first,
+                      const uint32_t *path_len, const uint32_t *channels, const double *demand, double *rate, bool *frozen);
 
 /* ---- partitions for a run over ranks (topo_part.c) ---- */
 enum topo_partition { TOPO_PART_AUTO = 0, TOPO_PART_NODES, TOPO_PART_FILE };

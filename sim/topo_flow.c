@@ -11,8 +11,6 @@
 #include "sim/kernel.h"
 #include "sim/topo.h"
 
-typedef struct flow_path { uint32_t first, len; } flow_path;
-
 static int fail(char *err, size_t errlen, const char *fmt, unsigned a, unsigned b)
 {
     if (err && errlen) snprintf(err, errlen, fmt, a, b);
@@ -54,54 +52,80 @@ static int trace_path(const topo *t, const topo_routes *r, const topo_flow *f, u
     return 0;
 }
 
-int topo_flows_maxmin(const topo *t, const topo_routes *r, topo_flow *flows, unsigned n, char *err, size_t errlen)
+void topo_maxmin_fill(const double *capacity, double *left, uint32_t *users, unsigned n, const uint32_t *path_first,
+                      const uint32_t *path_len, const uint32_t *channels, const double *demand, double *rate, bool *frozen)
 {
-    uint32_t n_chan = 2 * t->n_links, *ch = NULL, n_ch = 0, cap_ch = 0;
-    flow_path *path = calloc(n ? n : 1, sizeof *path);
-    double *left = malloc((n_chan ? n_chan : 1) * sizeof *left);    /* capacity not yet given out */
-    uint32_t *users = calloc(n_chan ? n_chan : 1, sizeof *users);   /* unfrozen flows on the channel */
-    bool *frozen = calloc(n ? n : 1, sizeof *frozen);
-    if (!path || !left || !users || !frozen) sim_fatal("out of memory");
-    int rc = 0;
-    for (unsigned i = 0; i < n && rc == 0; i++) {
-        path[i].first = n_ch;
-        rc = trace_path(t, r, &flows[i], &ch, &n_ch, &cap_ch, err, errlen);
-        path[i].len = n_ch - path[i].first;
-        flows[i].rate_GBps = 0;
-    }
-    for (uint32_t c = 0; c < n_chan; c++) left[c] = t->links[c / 2].GBps;
+    /* the channels the flows use, once each: only they are scanned per round */
+    uint32_t n_used = 0, *used = malloc(((size_t)(n ? path_first[n - 1] + path_len[n - 1] : 0) + 1) * sizeof *used);
+    if (!used) sim_fatal("out of memory");
     unsigned active = 0;
-    for (unsigned i = 0; i < n && rc == 0; i++) {
-        if (flows[i].demand_GBps <= 0) { frozen[i] = true; continue; }
-        active++;
-        for (uint32_t k = 0; k < path[i].len; k++) users[ch[path[i].first + k]]++;
+    for (unsigned i = 0; i < n; i++) {
+        rate[i] = 0;
+        frozen[i] = demand[i] <= 0;
+        for (uint32_t k = 0; k < path_len[i]; k++) {
+            uint32_t c = channels[path_first[i] + k];
+            if (users[c] == 0 && left[c] == capacity[c]) used[n_used++] = c, left[c] = -1;   /* mark: listed */
+        }
     }
-    while (active && rc == 0) {
+    for (uint32_t u = 0; u < n_used; u++) left[used[u]] = capacity[used[u]], users[used[u]] = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (frozen[i]) continue;
+        active++;
+        for (uint32_t k = 0; k < path_len[i]; k++) users[channels[path_first[i] + k]]++;
+    }
+    while (active) {
         double step = INFINITY;
-        for (uint32_t c = 0; c < n_chan; c++)
-            if (users[c]) step = fmin(step, left[c] / users[c]);
+        for (uint32_t u = 0; u < n_used; u++)
+            if (users[used[u]]) step = fmin(step, left[used[u]] / users[used[u]]);
         for (unsigned i = 0; i < n; i++)
-            if (!frozen[i]) step = fmin(step, flows[i].demand_GBps - flows[i].rate_GBps);
+            if (!frozen[i]) step = fmin(step, demand[i] - rate[i]);
         for (unsigned i = 0; i < n; i++)
-            if (!frozen[i]) flows[i].rate_GBps += step;
-        for (uint32_t c = 0; c < n_chan; c++) left[c] -= step * users[c];
+            if (!frozen[i]) rate[i] += step;
+        for (uint32_t u = 0; u < n_used; u++) left[used[u]] -= step * users[used[u]];
         /* freeze flows on full channels and flows at their demand (a relative epsilon for rounding) */
         for (unsigned i = 0; i < n; i++) {
             if (frozen[i]) continue;
-            bool done = flows[i].rate_GBps >= flows[i].demand_GBps * (1 - 1e-12);
-            for (uint32_t k = 0; k < path[i].len && !done; k++) {
-                uint32_t c = ch[path[i].first + k];
-                done = left[c] <= t->links[c / 2].GBps * 1e-12;
+            bool done = rate[i] >= demand[i] * (1 - 1e-12);
+            for (uint32_t k = 0; k < path_len[i] && !done; k++) {
+                uint32_t c = channels[path_first[i] + k];
+                done = left[c] <= capacity[c] * 1e-12;
             }
             if (!done) continue;
             frozen[i] = true;
             active--;
-            for (uint32_t k = 0; k < path[i].len; k++) users[ch[path[i].first + k]]--;
+            for (uint32_t k = 0; k < path_len[i]; k++) users[channels[path_first[i] + k]]--;
         }
     }
+    for (uint32_t u = 0; u < n_used; u++) left[used[u]] = capacity[used[u]];   /* as found */
+    free(used);
+}
+
+int topo_flows_maxmin(const topo *t, const topo_routes *r, topo_flow *flows, unsigned n, char *err, size_t errlen)
+{
+    uint32_t n_chan = 2 * t->n_links, *ch = NULL, n_ch = 0, cap_ch = 0;
+    uint32_t *first = calloc(n ? n : 1, sizeof *first), *len = calloc(n ? n : 1, sizeof *len);
+    double *cap = malloc((n_chan ? n_chan : 1) * sizeof *cap), *left = malloc((n_chan ? n_chan : 1) * sizeof *left);
+    double *demand = malloc((n ? n : 1) * sizeof *demand), *rate = malloc((n ? n : 1) * sizeof *rate);
+    uint32_t *users = calloc(n_chan ? n_chan : 1, sizeof *users);
+    bool *frozen = calloc(n ? n : 1, sizeof *frozen);
+    if (!first || !len || !cap || !left || !demand || !rate || !users || !frozen) sim_fatal("out of memory");
+    int rc = 0;
+    for (unsigned i = 0; i < n && rc == 0; i++) {
+        first[i] = n_ch;
+        rc = trace_path(t, r, &flows[i], &ch, &n_ch, &cap_ch, err, errlen);
+        len[i] = n_ch - first[i];
+        demand[i] = flows[i].demand_GBps;
+    }
+    for (uint32_t c = 0; c < n_chan; c++) cap[c] = left[c] = t->links[c / 2].GBps;
+    if (rc == 0) topo_maxmin_fill(cap, left, users, n, first, len, ch, demand, rate, frozen);
+    for (unsigned i = 0; i < n; i++) flows[i].rate_GBps = rc == 0 ? rate[i] : 0;
     free(ch);
-    free(path);
+    free(first);
+    free(len);
+    free(cap);
     free(left);
+    free(demand);
+    free(rate);
     free(users);
     free(frozen);
     return rc;
