@@ -176,6 +176,11 @@ bool sim_fabric_dir_stats_get(const sim_fabric *f, uint32_t link, unsigned dir, 
 cJSON *sim_fabric_link_util_json(const sim_fabric *f);
 /* The busiest direction: its utilisation and, in buf, "a.p0->b.p3". */
 double sim_fabric_max_link_util(const sim_fabric *f, char *buf, size_t n);
+/* Where the run's link time went, by layer of the stack (sim/tier.h):
+ * {"busiest_tier", "tiers": [{tier, link_directions, bytes, max_util, busiest,
+ * stall_ns}], "top_links": the `top` busiest directions by utilisation, then
+ * stall time: [{link, tier, util, GBps, stall_ns}]}. */
+cJSON *sim_fabric_bottleneck_json(const sim_fabric *f, unsigned top);
 
 /* ---- a run over ranks (cfg.transport): collective, every rank calls these
  * in the same order; in one process they are the local calls. ---- */

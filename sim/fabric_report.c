@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/fabric_impl.h"
+#include "sim/tier.h"
 
 static bool live(const sim_fabric *f, size_t i, sim_fabric_dir_stats *s)
 {
@@ -69,6 +70,65 @@ double sim_fabric_max_link_util(const sim_fabric *f, char *buf, size_t n)
     }
     if (buf && n) snprintf(buf, n, "%s", f->t->n_links ? f->link_names[bi] : "");
     return best < 0 ? 0 : best;
+}
+
+typedef struct ranked_dir { size_t i; sim_fabric_dir_stats s; } ranked_dir;
+
+static int busier_first(const void *pa, const void *pb)
+{
+    const ranked_dir *a = pa, *b = pb;
+    if (a->s.util != b->s.util) return a->s.util > b->s.util ? -1 : 1;
+    if (a->s.stall_ps != b->s.stall_ps) return a->s.stall_ps > b->s.stall_ps ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+cJSON *sim_fabric_bottleneck_json(const sim_fabric *f, unsigned top)
+{
+    size_t n_dirs = 2 * (size_t)f->t->n_links, n = 0;
+    ranked_dir *d = malloc((n_dirs ? n_dirs : 1) * sizeof *d);
+    if (!d) sim_fatal("out of memory");
+    struct { unsigned dirs; double bytes, max_util, stall_ns; size_t busiest; } tier[SIM_TIERS] = { { 0, 0, -1, 0, 0 } };
+    for (unsigned t = 0; t < SIM_TIERS; t++) tier[t].max_util = -1;
+    for (size_t i = 0; i < n_dirs; i++) {
+        if (!dir_stats(f, i, &d[n].s)) continue;
+        d[n].i = i;
+        enum sim_tier t = sim_tier_of_preset(f->t->links[i / 2].preset);
+        tier[t].dirs++;
+        tier[t].bytes += (double)d[n].s.window_bytes;
+        tier[t].stall_ns += (double)d[n].s.stall_ps / 1000.0;
+        if (d[n].s.util > tier[t].max_util) tier[t].max_util = d[n].s.util, tier[t].busiest = i;
+        n++;
+    }
+    qsort(d, n, sizeof *d, busier_first);
+    cJSON *o = cJSON_CreateObject(), *tiers = cJSON_CreateArray(), *links = cJSON_CreateArray();
+    int best = -1;
+    for (unsigned t = 0; t < SIM_TIERS; t++) {
+        if (!tier[t].dirs) continue;
+        if (best < 0 || tier[t].max_util > tier[best].max_util) best = (int)t;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "tier", sim_tier_name((enum sim_tier)t));
+        cJSON_AddNumberToObject(e, "link_directions", tier[t].dirs);
+        cJSON_AddNumberToObject(e, "bytes", tier[t].bytes);
+        cJSON_AddNumberToObject(e, "max_util", tier[t].max_util);
+        cJSON_AddStringToObject(e, "busiest", f->link_names[tier[t].busiest]);
+        cJSON_AddNumberToObject(e, "stall_ns", tier[t].stall_ns);
+        cJSON_AddItemToArray(tiers, e);
+    }
+    for (size_t k = 0; k < n && k < top; k++) {
+        cJSON *e = cJSON_CreateObject();
+        const sim_fabric_dir_stats *s = &d[k].s;
+        cJSON_AddStringToObject(e, "link", f->link_names[d[k].i]);
+        cJSON_AddStringToObject(e, "tier", sim_tier_name(sim_tier_of_preset(f->t->links[d[k].i / 2].preset)));
+        cJSON_AddNumberToObject(e, "util", s->util);
+        cJSON_AddNumberToObject(e, "GBps", s->window_s > 0 ? (double)s->window_bytes / s->window_s * 1e-9 : 0);
+        cJSON_AddNumberToObject(e, "stall_ns", (double)s->stall_ps / 1000.0);
+        cJSON_AddItemToArray(links, e);
+    }
+    cJSON_AddStringToObject(o, "busiest_tier", best < 0 ? "none" : sim_tier_name((enum sim_tier)best));
+    cJSON_AddItemToObject(o, "tiers", tiers);
+    cJSON_AddItemToObject(o, "top_links", links);
+    free(d);
+    return o;
 }
 
 /* ---- over ranks ---- */

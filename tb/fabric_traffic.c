@@ -121,7 +121,7 @@ static void traffic_run(sim_test_ctx *c)
     sim_fabric_gather(f);   /* over ranks: rank 0 sees every link at the window's end */
     char busiest[256];
     double max_util = sim_fabric_max_link_util(f, busiest, sizeof busiest);
-    cJSON *util = sim_fabric_link_util_json(f);
+    cJSON *util = sim_fabric_link_util_json(f), *bottleneck = sim_fabric_bottleneck_json(f, 5);
     struct timespec s0, s1;   /* the picture (Graphviz) is not simulation time */
     clock_gettime(CLOCK_MONOTONIC, &s0);
     if (root) fab_svg(c, f, spec);
@@ -186,6 +186,7 @@ static void traffic_run(sim_test_ctx *c)
     sim_report_metric(rep, "hops_mean", s.win_pkts ? (double)s.win_hops / (double)s.win_pkts : 0);
     sim_report_metric(rep, "max_link_util", max_util);
     sim_report_metric_json(rep, "link_util", util);
+    sim_report_metric_json(rep, "bottleneck", bottleneck);
     sim_report_metric(rep, "dropped", (double)s.dropped);
     sim_report_metric(rep, "duplicated", (double)s.duplicated);
     sim_report_metric(rep, "out_of_order", (double)s.out_of_order);
