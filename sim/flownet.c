@@ -12,8 +12,9 @@ typedef struct fn_flow {
     uint32_t *path, len;
     double left_bytes, rate_GBps;   /* GB/s = bytes per ns */
     sim_time_ps latency_ps;
-    sim_flownet_done_fn done;
+    sim_flownet_done_fn drained, done;
     void *arg;
+    uint64_t serial;                /* start order: same-time ends are told in it */
 } fn_flow;
 
 typedef struct fn_delivery { sim_flownet *n; sim_flownet_done_fn done; void *arg; } fn_delivery;
@@ -35,6 +36,8 @@ struct sim_flownet {
     double *demand, *rate;
     bool *frozen;
     unsigned cap_scratch, cap_chans;
+    fn_flow *ended;                 /* this instant's drained flows, told in start order */
+    unsigned cap_ended;
     sim_time_ps last_ps;
     uint64_t gen;
     bool update_pending;
@@ -80,6 +83,7 @@ void sim_flownet_free(sim_flownet *n)
     for (unsigned i = 0; i < n->n; i++) free(n->flows[i].path);
     free(n->flows);
     free(n->cap), free(n->left), free(n->chan_bytes), free(n->users), free(n->chan_busy), free(n->chan_used), free(n->path_buf);
+    free(n->ended);
     free(n->first), free(n->plen), free(n->chans), free(n->demand), free(n->rate), free(n->frozen);
     free(n);
 }
@@ -113,12 +117,29 @@ static void deliver(void *obj, uint64_t tag)
     if (done) done(arg);
 }
 
-static void drained(sim_flownet *n, sim_flownet_done_fn done, void *arg, sim_time_ps latency_ps)
+static void notify_drained(void *obj, uint64_t tag)
+{
+    (void)tag;
+    fn_delivery *d = obj;
+    sim_flownet_done_fn fn = d->done;
+    void *arg = d->arg;
+    free(d);
+    fn(arg);
+}
+
+/* Its last byte is out: drained (if asked) at once -- from an event, so it may start flows -- and done after the latency. */
+static void drained(sim_flownet *n, sim_flownet_done_fn on_drained, sim_flownet_done_fn done, void *arg, sim_time_ps latency_ps)
 {
     fn_delivery *d = malloc(sizeof *d);
     if (!d) sim_fatal("out of memory");
     *d = (fn_delivery){ n, done, arg };
     n->st.drained++;
+    if (on_drained) {
+        fn_delivery *q = malloc(sizeof *q);
+        if (!q) sim_fatal("out of memory");
+        *q = (fn_delivery){ n, on_drained, arg };
+        sim_schedule_callback(n->k, 0, 0, notify_drained, q, 0);
+    }
     sim_schedule_callback(n->k, latency_ps, 0, deliver, d, 0);
 }
 
@@ -165,11 +186,18 @@ static void recompute(sim_flownet *n)
     }
 }
 
+static int by_serial(const void *a, const void *b)
+{
+    uint64_t x = ((const fn_flow *)a)->serial, y = ((const fn_flow *)b)->serial;
+    return x < y ? -1 : x > y;
+}
+
 /* Flows whose last byte is out leave (their done after the path's latency), the rest share anew. */
 static void update(sim_flownet *n)
 {
     advance(n);
     n->update_pending = false;
+    unsigned n_ended = 0;
     for (unsigned i = 0; i < n->n;) {
         fn_flow *f = &n->flows[i];
         /* within a picosecond's worth of bytes: the timer rounds up to whole picoseconds */
@@ -178,9 +206,18 @@ static void update(sim_flownet *n)
             continue;
         }
         n->st.bytes_drained += f->left_bytes;
-        drained(n, f->done, f->arg, f->latency_ps);
-        free(f->path);
-        n->flows[i] = n->flows[--n->n];   /* order does not matter: rates are a function of the set */
+        if (n_ended == n->cap_ended) {
+            n->cap_ended = n->cap_ended ? 2 * n->cap_ended : 64;
+            n->ended = xrealloc(n->ended, n->cap_ended * sizeof *n->ended);
+        }
+        n->ended[n_ended++] = *f;
+        n->flows[i] = n->flows[--n->n];   /* the array's order does not matter: rates are a function of the set */
+    }
+    /* in start order, so what other flows did never reorders a flow's same-time neighbours */
+    qsort(n->ended, n_ended, sizeof *n->ended, by_serial);
+    for (unsigned i = 0; i < n_ended; i++) {
+        drained(n, n->ended[i].drained, n->ended[i].done, n->ended[i].arg, n->ended[i].latency_ps);
+        free(n->ended[i].path);
     }
     n->st.active = n->n;
     recompute(n);
@@ -193,8 +230,8 @@ static void on_timer(void *obj, uint64_t tag)
     update(n);
 }
 
-int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id, uint64_t bytes, sim_flownet_done_fn done,
-                      void *arg)
+int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id, uint64_t bytes,
+                      sim_flownet_done_fn on_drained, sim_flownet_done_fn done, void *arg)
 {
     const topo *t = n->t;
     int len = topo_flow_path(t, n->r, src_ep, dst_ep, flow_id, n->path_buf, t->n_nodes + 1);
@@ -209,7 +246,7 @@ int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t
     n->st.started++;
     n->st.bytes_started += (double)bytes;
     if (!bytes) {
-        drained(n, done, arg, latency_ps);
+        drained(n, on_drained, done, arg, latency_ps);
         return 0;
     }
     advance(n);   /* the others ran at their old rates until now */
@@ -220,7 +257,8 @@ int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t
     fn_flow *f = &n->flows[n->n++];
     f->path = xrealloc(NULL, (size_t)len * sizeof *f->path);
     memcpy(f->path, n->path_buf, (size_t)len * sizeof *f->path);
-    f->len = (uint32_t)len, f->left_bytes = (double)bytes, f->rate_GBps = 0, f->latency_ps = latency_ps, f->done = done, f->arg = arg;
+    f->len = (uint32_t)len, f->left_bytes = (double)bytes, f->rate_GBps = 0, f->latency_ps = latency_ps, f->drained = on_drained, f->done = done, f->arg = arg;
+    f->serial = n->st.started;
     n->st.active = n->n;
     if (n->n > n->st.peak_active) n->st.peak_active = n->n;
     if (!n->update_pending) {   /* one solution for every flow that starts this instant */

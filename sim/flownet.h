@@ -34,11 +34,12 @@ typedef void (*sim_flownet_done_fn)(void *arg);
 sim_flownet *sim_flownet_new(sim_kernel *k, const topo *t, const topo_routes *r, const sim_flownet_cfg *cfg, char *err, size_t errlen);
 void sim_flownet_free(sim_flownet *n);
 
-/* Starts a flow now; done(arg) is called (from an event) when its last byte
- * is in. Flows starting at the same time share from the start. 0, or -1 when
- * src == dst or there is no route. */
-int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id, uint64_t bytes, sim_flownet_done_fn done,
-                      void *arg);
+/* Starts a flow now; on_drained(arg) (unless NULL) when its last byte has
+ * left the source, done(arg) when it is in; both from events. Flows starting
+ * at the same time share from the start. 0, or -1 when src == dst or there
+ * is no route. */
+int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id, uint64_t bytes,
+                      sim_flownet_done_fn on_drained, sim_flownet_done_fn done, void *arg);
 
 typedef struct sim_flownet_stats {
     uint64_t started, drained, delivered;   /* flows: begun; last byte sent; done called */

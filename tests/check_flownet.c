@@ -62,7 +62,7 @@ START_TEST(test_one_flow)
     net n = make("star:2");
     const uint64_t B = 1 << 20;
     done_at d = { n.k, 0, 0 };
-    ck_assert_int_eq(sim_flownet_start(n.fn, 0, 1, 7, B, on_done, &d), 0);
+    ck_assert_int_eq(sim_flownet_start(n.fn, 0, 1, 7, B, NULL, on_done, &d), 0);
     sim_run(n.k, SIM_TIME_MAX);
     ck_assert_uint_eq(d.calls, 1);
     near_ns(d.ps, B / n.cap_GBps + n.lat_ns);
@@ -76,7 +76,7 @@ START_TEST(test_one_flow)
         ck_assert(fabs((double)sim_flownet_channel_busy_ps(n.fn, c) / 1000.0 - B / n.cap_GBps) < 0.003);
     }
     ck_assert_uint_eq(carrying, 2);
-    ck_assert_int_eq(sim_flownet_start(n.fn, 1, 1, 0, B, on_done, &d), -1);   /* to itself: no path */
+    ck_assert_int_eq(sim_flownet_start(n.fn, 1, 1, 0, B, NULL, on_done, &d), -1);   /* to itself: no path */
     finish(&n);
 }
 END_TEST
@@ -86,8 +86,8 @@ START_TEST(test_two_share_a_port)
     net n = make("star:3");
     const uint64_t B = 1 << 20;
     done_at a = { n.k, 0, 0 }, b = { n.k, 0, 0 };
-    sim_flownet_start(n.fn, 0, 2, 1, B, on_done, &a);
-    sim_flownet_start(n.fn, 1, 2, 2, B, on_done, &b);
+    sim_flownet_start(n.fn, 0, 2, 1, B, NULL, on_done, &a);
+    sim_flownet_start(n.fn, 1, 2, 2, B, NULL, on_done, &b);
     sim_run(n.k, SIM_TIME_MAX);
     near_ns(a.ps, 2 * B / n.cap_GBps + n.lat_ns);
     near_ns(b.ps, 2 * B / n.cap_GBps + n.lat_ns);
@@ -100,7 +100,7 @@ static void start_b(void *obj, uint64_t tag)
 {
     (void)tag;
     void **args = obj;
-    sim_flownet_start(args[0], 1, 2, 2, 1 << 20, on_done, args[1]);
+    sim_flownet_start(args[0], 1, 2, 2, 1 << 20, NULL, on_done, args[1]);
 }
 
 START_TEST(test_late_joiner)
@@ -108,7 +108,7 @@ START_TEST(test_late_joiner)
     net n = make("star:3");
     const double B = 1 << 20;
     done_at a = { n.k, 0, 0 }, b = { n.k, 0, 0 };
-    sim_flownet_start(n.fn, 0, 2, 1, 2 * (uint64_t)B, on_done, &a);
+    sim_flownet_start(n.fn, 0, 2, 1, 2 * (uint64_t)B, NULL, on_done, &a);
     void *args[2] = { n.fn, &b };
     double t1_ns = B / n.cap_GBps / 2;
     sim_schedule_callback(n.k, (sim_time_ps)(t1_ns * 1000.0), 0, start_b, args, 0);
@@ -124,8 +124,8 @@ START_TEST(test_zero_bytes_and_conservation)
 {
     net n = make("star:4");
     done_at d = { n.k, 0, 0 };
-    sim_flownet_start(n.fn, 0, 3, 0, 0, on_done, &d);
-    for (unsigned i = 0; i < 3; i++) sim_flownet_start(n.fn, i, (i + 1) % 4, i, 12345 * (i + 1), on_done, &d);
+    sim_flownet_start(n.fn, 0, 3, 0, 0, NULL, on_done, &d);
+    for (unsigned i = 0; i < 3; i++) sim_flownet_start(n.fn, i, (i + 1) % 4, i, 12345 * (i + 1), NULL, on_done, &d);
     sim_run(n.k, SIM_US(1));
     ck_assert_msg(sim_flownet_check(n.fn, false, err, sizeof err) == 0, "%s", err);
     sim_run(n.k, SIM_TIME_MAX);
