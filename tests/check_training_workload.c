@@ -58,11 +58,11 @@ START_TEST(test_roofline_units)
     /* a layer of pure matmul: 1e12 FLOPs at 1000 TFLOPS x 0.5 = 2 ms; 1 GB at 1000 GB/s x 0.5 = 2 ms */
     train_gpu g = { "x", 1000.0, 0.0, 1000.0, "test" };
     train_compute_cfg c = { 0.5, 0.5 };
-    train_layer_work w = { 1e12, 0, 0 };
+    train_layer_work w = { 1e12, 0, 0, 0 };
     ck_assert(fabs(train_layer_fwd_ns(&w, &g, TRAIN_BF16, &c) - 2e6) < 1e-3);
     ck_assert(fabs(train_layer_bwd_ns(&w, &g, TRAIN_BF16, &c, false) - 4e6) < 1e-3);
     ck_assert(fabs(train_layer_bwd_ns(&w, &g, TRAIN_BF16, &c, true) - 6e6) < 1e-3);
-    w = (train_layer_work){ 0, 1e9, 0 };
+    w = (train_layer_work){ 0, 1e9, 0, 0 };
     ck_assert(fabs(train_layer_fwd_ns(&w, &g, TRAIN_BF16, &c) - 2e6) < 1e-3);
     train_gpu a;
     ck_assert_int_eq(train_gpu_preset("a100", &a), 0);

@@ -56,16 +56,25 @@ double train_gpu_peak_tflops(const train_gpu *g, enum train_dtype d) { return d 
 
 static uint64_t kv_width(const train_model *m) { return (uint64_t)m->hidden / m->heads * m->kv_heads; }
 
-uint64_t train_model_params(const train_model *m)
+uint64_t train_layer_params(const train_model *m)
 {
     const uint64_t h = m->hidden, f = m->ffn, kv = kv_width(m);
     uint64_t attn = h * (h + 2 * kv) + h * h;            /* Q, K, V and the output projection */
     uint64_t mlp = (m->gated_mlp ? 3 : 2) * h * f;
     uint64_t bias = m->gated_mlp ? 0 : (h + 2 * kv) + h + f + h;   /* GPT has biases, LLaMA none */
     uint64_t norms = m->gated_mlp ? 2 * h : 4 * h;       /* RMSNorm: a scale; LayerNorm: scale and shift */
-    uint64_t per_layer = attn + mlp + bias + norms;
-    uint64_t embed = (uint64_t)m->vocab * h * (m->tied_embeddings ? 1 : 2) + (m->learned_positions ? (uint64_t)m->seq * h : 0);
-    return per_layer * m->layers + embed + (m->gated_mlp ? h : 2 * h);   /* and the final norm */
+    return attn + mlp + bias + norms;
+}
+
+uint64_t train_embedding_params(const train_model *m)
+{
+    return (uint64_t)m->vocab * m->hidden + (m->learned_positions ? (uint64_t)m->seq * m->hidden : 0);
+}
+
+uint64_t train_model_params(const train_model *m)
+{
+    uint64_t output = m->tied_embeddings ? 0 : (uint64_t)m->vocab * m->hidden;
+    return train_layer_params(m) * m->layers + train_embedding_params(m) + output + (m->gated_mlp ? m->hidden : 2u * m->hidden);
 }
 
 double train_megatron_flops(const train_model *m, uint64_t batch, bool recompute)
@@ -83,6 +92,7 @@ train_layer_work train_layer(const train_model *m, unsigned microbatch, unsigned
     double qkv = 2.0 * tokens * h * (h + 2.0 * kv), scores = 4.0 * tokens * s * h, proj = 2.0 * tokens * h * h;
     double mlp = (m->gated_mlp ? 6.0 : 4.0) * tokens * h * f;
     w.fwd_matmul_flops = (qkv + scores + proj + mlp) / t;
+    w.fwd_attn_flops = (qkv + scores + proj) / t;
     /* memory-bound elementwise work, fused attention (no s x s scores in HBM): two norms
      * (read + write of b s h each), two residual adds (read 2, write 1), two dropouts
      * (read + write), replicated across the TP group; the MLP's activation on b s ffn/t
@@ -99,6 +109,7 @@ train_layer_work train_output_layer(const train_model *m, unsigned microbatch, u
     const double tokens = (double)microbatch * m->seq, t = tp ? tp : 1;
     train_layer_work w;
     w.fwd_matmul_flops = 2.0 * tokens * m->hidden * m->vocab / t;
+    w.fwd_attn_flops = 0;
     /* the final norm (read + write b s h), the logits written, then read and written by the softmax */
     w.fwd_memory_bytes = (2.0 * tokens * m->hidden + 3.0 * tokens * m->vocab / t) * train_dtype_bytes(d);
     w.tp_allreduce_bytes = (uint64_t)(tokens * m->hidden * train_dtype_bytes(d));

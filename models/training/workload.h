@@ -42,8 +42,11 @@ int train_gpu_preset(const char *name, train_gpu *out);
 /* The peak for dtype d; 0 when the GPU has no such tensor cores. */
 double train_gpu_peak_tflops(const train_gpu *g, enum train_dtype d);
 
-/* Parameters of the whole model (a tied output layer counted once). */
+/* Parameters of the whole model (a tied output layer counted once), of one
+ * transformer layer, and of the input embedding. */
 uint64_t train_model_params(const train_model *m);
+uint64_t train_layer_params(const train_model *m);
+uint64_t train_embedding_params(const train_model *m);
 
 /* Megatron-LM's model FLOPs per iteration for a global batch of `batch`
  * sequences (SC21 eq. 3): 72 (96 with recomputation) B s l h^2 (1 + s/6h + V/(12 or 16)lh).
@@ -54,6 +57,7 @@ double train_megatron_flops(const train_model *m, uint64_t batch, bool recompute
  * tensor-parallel group of tp. */
 typedef struct train_layer_work {
     double fwd_matmul_flops, fwd_memory_bytes;   /* per GPU */
+    double fwd_attn_flops;                       /* of the matmuls, the attention block's (before its all-reduce) */
     uint64_t tp_allreduce_bytes;                 /* one activation all-reduce (b s h): 2 forward, 2 backward */
 } train_layer_work;
 train_layer_work train_layer(const train_model *m, unsigned microbatch, unsigned tp, enum train_dtype d);
