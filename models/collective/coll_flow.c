@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "models/collective/coll_flow.h"
+#include "sim/tier.h"
 
 typedef struct cf_op cf_op;
 
@@ -84,17 +85,25 @@ static size_t steer_slot(const coll_flow *e, uint32_t src, uint32_t dst, uint32_
     return i;
 }
 
-/* The channel (link * 2 + direction) out of node's port p. */
-static int64_t out_channel(const topo *t, uint32_t node, unsigned p)
+/* A node's ports on NVLink-class links, in port order (the rings' channels map onto them). */
+static unsigned scale_up_ports(const topo *t, uint32_t node, unsigned *ports, unsigned max)
 {
-    if (p >= t->nodes[node].nports || t->nodes[node].port_link[p] < 0) return -1;
-    const topo_link *l = &t->links[t->nodes[node].port_link[p]];
-    return (int64_t)t->nodes[node].port_link[p] * 2 + !(l->a == node && l->a_port == p);
+    unsigned n = 0;
+    for (unsigned p = 0; p < t->nodes[node].nports && n < max; p++) {
+        int32_t li = t->nodes[node].port_link[p];
+        if (li >= 0 && sim_tier_of_preset(t->links[li].preset) == SIM_TIER_SCALE_UP) ports[n++] = p;
+    }
+    return n;
 }
 
-/* A flow id whose route leaves src by its port c mod ports and enters dst by
- * its port c mod ports (the NCCL ring over NVSwitch keeps each channel on its
- * own NVLinks); any id when no such route exists. Cached per (src, dst, c). */
+static bool is_scale_up(const topo *t, uint32_t channel) { return sim_tier_of_preset(t->links[channel / 2].preset) == SIM_TIER_SCALE_UP; }
+
+/* A flow id for channel c from src to dst. Inside an NVLink domain (the
+ * route goes over NVLink-class links) it is steered so the flow leaves src
+ * by its c-th NVLink port and enters dst by its c-th (mod their counts):
+ * NCCL's rings over NVSwitch keep each channel on its own NVLinks. Across
+ * servers (the route leaves by a NIC) the channel only varies the ECMP hash.
+ * Cached per (src, dst, c). */
 static uint64_t steer(coll_flow *e, uint32_t src, uint32_t dst, unsigned c)
 {
     if (2 * (e->steer_n + 1) > e->steer_cap) {
@@ -110,15 +119,20 @@ static uint64_t steer(coll_flow *e, uint32_t src, uint32_t dst, unsigned c)
     if (e->steer[i].used) return e->steer[i].flow_id;
     const topo *t = e->t;
     uint32_t sn = t->endpoint_node[src], dn = t->endpoint_node[dst];
-    int64_t first = out_channel(t, sn, c % t->nodes[sn].nports), last_in = -1;
-    if (t->nodes[dn].port_link[c % t->nodes[dn].nports] >= 0) last_in = t->nodes[dn].port_link[c % t->nodes[dn].nports];
     uint64_t base = ((uint64_t)c << 40) | ((uint64_t)src << 20) | dst, id = base;
-    for (uint64_t k = 0; k < 4096 && first >= 0; k++) {
-        int len = topo_flow_path(t, e->r, src, dst, base ^ (k << 48), e->path, t->n_nodes + 1);
-        if (len <= 0) break;
-        if (e->path[0] == (uint32_t)first && (int64_t)(e->path[len - 1] / 2) == last_in) {
-            id = base ^ (k << 48);
-            break;
+    unsigned sp[256], dpt[256];
+    unsigned ns = scale_up_ports(t, sn, sp, 256), nd = scale_up_ports(t, dn, dpt, 256);
+    int len = topo_flow_path(t, e->r, src, dst, base, e->path, t->n_nodes + 1);
+    if (len > 0 && ns && nd && is_scale_up(t, e->path[0]) && is_scale_up(t, e->path[len - 1])) {
+        const topo_link *first = &t->links[t->nodes[sn].port_link[sp[c % ns]]];
+        uint32_t want_first = (uint32_t)t->nodes[sn].port_link[sp[c % ns]] * 2 + !(first->a == sn && first->a_port == sp[c % ns]);
+        int32_t want_last_link = t->nodes[dn].port_link[dpt[c % nd]];
+        for (uint64_t k = 0; k < 4096; k++) {
+            int l = topo_flow_path(t, e->r, src, dst, base ^ (k << 48), e->path, t->n_nodes + 1);
+            if (l > 0 && e->path[0] == want_first && (int32_t)(e->path[l - 1] / 2) == want_last_link) {
+                id = base ^ (k << 48);
+                break;
+            }
         }
     }
     e->steer[i] = (steer_entry){ src, dst, c, id, true };
@@ -262,7 +276,8 @@ static int start(coll_flow *e, bool p2p, enum coll_op op, const uint32_t *eps, u
     }
     cf_op *o = xcalloc(1, sizeof *o);
     o->e = e, o->op = op, o->p2p = p2p, o->n = n, o->bytes = bytes, o->done = done, o->arg = arg;
-    o->C = e->cfg.channels ? e->cfg.channels : t->nodes[t->endpoint_node[eps[0]]].nports;
+    unsigned su[256], n_su = scale_up_ports(t, t->endpoint_node[eps[0]], su, 256);
+    o->C = e->cfg.channels ? e->cfg.channels : n_su ? n_su : 1;
     o->steps = op == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
     o->ep = xcalloc(n, sizeof *o->ep);
     memcpy(o->ep, eps, n * sizeof *eps);

@@ -3,9 +3,10 @@
  * (chunk, step) order, a step's send waiting for the receive of the step
  * before, at most `slots` chunks in flight per connection -- but each chunk
  * is one flow on a sim_flownet (max-min fair shares of the routed links,
- * the path's latency), not NVLink packets. Channel c of a GPU keeps to its
- * port c mod ports at both ends, as the packet engine's rings do, by the
- * flow id the routing tables are steered with. Concurrent collectives (any
+ * the path's latency), not NVLink packets. Inside an NVLink domain channel
+ * c of a GPU keeps to its c-th NVLink at both ends, as the packet engine's
+ * rings do, by the flow id the routing tables are steered with; across
+ * servers the channels' flows share the NIC path the routes give them. Concurrent collectives (any
  * number, over any groups of endpoints) share the links; a reduce step's
  * chunk waits for its GPU's reduction unit (a FIFO of reduce_GBps, as the
  * packet engine's nvgpu). What it leaves out: flags and acks (their bytes are < 0.01 % of a
@@ -21,7 +22,7 @@
 #include "sim/flownet.h"
 
 typedef struct coll_flow_cfg {
-    unsigned channels;       /* rings per collective; 0 = one per port of the first rank */
+    unsigned channels;       /* rings per collective; 0 = one per NVLink-class port of the first rank */
     uint64_t chunk_bytes;    /* per chunk (a flow) */
     unsigned slots;          /* chunks in flight per connection */
     double reduce_GBps;      /* each GPU's reduction unit (FIFO, shared by its collectives): nvgpu's */
