@@ -214,7 +214,7 @@ static void update(sim_flownet *n)
         n->flows[i] = n->flows[--n->n];   /* the array's order does not matter: rates are a function of the set */
     }
     /* in start order, so what other flows did never reorders a flow's same-time neighbours */
-    qsort(n->ended, n_ended, sizeof *n->ended, by_serial);
+    if (n_ended > 1) qsort(n->ended, n_ended, sizeof *n->ended, by_serial);
     for (unsigned i = 0; i < n_ended; i++) {
         drained(n, n->ended[i].drained, n->ended[i].done, n->ended[i].arg, n->ended[i].latency_ps);
         free(n->ended[i].path);
