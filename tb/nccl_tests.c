@@ -17,6 +17,7 @@
 #include "models/collective/collective.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/switch.h"
+#include "coll_predict.h"
 #include "sim/fabric.h"
 #include "sim/pdes.h"
 #include "sim/sim.h"
@@ -111,39 +112,6 @@ static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char 
     else sim_report_metric_json(c->report, "plot", cJSON_CreateString(png));
 }
 
-/* The tree's busbw at large sizes from its shape alone: every edge of every
- * channel's tree carries the channel's share S/C once up and once down, on
- * the channel's NVLink port at both ends; the busiest GPU port direction
- * (bytes / link goodput) or the busiest reduction unit (children's bytes /
- * reduce_GBps) sets the time; busbw = 2(n-1)/n S / time. *why says which. */
-static double tree_prediction(const coll_comm *cm, double goodput_link, double reduce_GBps, char *why, size_t why_n)
-{
-    unsigned n = coll_comm_ranks(cm), C = coll_tree_channels(cm), ports = 0;
-    for (unsigned ch = 0; ch < C; ch++) ports = coll_tree_port(cm, ch) + 1 > ports ? coll_tree_port(cm, ch) + 1 : ports;
-    double *load = calloc((size_t)n * ports * 2, sizeof *load), *red = calloc(n, sizeof *red);   /* in units of S */
-    for (unsigned ch = 0; ch < C; ch++)
-        for (unsigned r = 0; r < n; r++) {
-            int parent;
-            unsigned kids[COLL_TREE_MAX_CHILDREN], p = coll_tree_port(cm, ch);
-            unsigned nk = coll_tree_peers(cm, ch, r, &parent, kids);
-            red[r] += (double)nk / C;
-            for (unsigned i = 0; i < nk; i++)
-                for (unsigned d = 0; d < 2; d++) {   /* up and down: out of and into both ends */
-                    load[((size_t)r * ports + p) * 2 + d] += 1.0 / C;
-                    load[((size_t)kids[i] * ports + p) * 2 + d] += 1.0 / C;
-                }
-        }
-    double lmax = 0, rmax = 0;
-    for (size_t i = 0; i < (size_t)n * ports * 2; i++) lmax = load[i] > lmax ? load[i] : lmax;
-    for (unsigned r = 0; r < n; r++) rmax = red[r] > rmax ? red[r] : rmax;
-    free(load);
-    free(red);
-    double t_link = lmax / goodput_link, t_red = rmax / reduce_GBps, t = t_link > t_red ? t_link : t_red;
-    snprintf(why, why_n, "busiest GPU port direction carries %.4f S at %.2f GB/s%s", lmax, goodput_link,
-             t_red > t_link ? "; the reduction unit is slower" : "");
-    return 2.0 * (n - 1) / n / t;
-}
-
 static void nccl_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
@@ -229,7 +197,7 @@ static void nccl_run(sim_test_ctx *c)
     double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER ? gc.reduce_GBps : INFINITY;
     if (reduce_limit < predicted) predicted = reduce_limit;
     char tree_why[256] = "";
-    double tree_pred = run_tree ? tree_prediction(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
+    double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
     const char *algos[2];
     unsigned nalgo = 0;
     if (run_ring) algos[nalgo++] = "ring";
