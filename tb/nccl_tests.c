@@ -1,5 +1,5 @@
 /* nccl_tests: what nccl-tests' all_reduce_perf / all_gather_perf /
- * reduce_scatter_perf print, from ring collectives simulated packet by
+ * reduce_scatter_perf print, from ring (and, for all_reduce, tree: algo=tree|all) collectives simulated packet by
  * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
  * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
  * busbw factors. Checks: no wrong element, busbw never above the NVLink
@@ -364,5 +364,5 @@ static void nccl_run(sim_test_ctx *c)
     topo_free(t);
 }
 
-SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
+SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring and tree collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
          "minbytes=64 maxbytes=64M stepfactor=16", nccl_run)
