@@ -1,5 +1,5 @@
 /* nccl_tests: what nccl-tests' all_reduce_perf / all_gather_perf /
- * reduce_scatter_perf print, from ring collectives simulated packet by
+ * reduce_scatter_perf print, from ring (and, for all_reduce, tree: algo=tree|all) collectives simulated packet by
  * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
  * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
  * busbw factors. Checks: no wrong element, busbw never above the NVLink
@@ -17,6 +17,7 @@
 #include "models/collective/collective.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/switch.h"
+#include "coll_predict.h"
 #include "sim/fabric.h"
 #include "sim/pdes.h"
 #include "sim/sim.h"
@@ -24,7 +25,8 @@
 #define CHECK_MAX_BYTES (8u << 20)   /* values are carried and compared up to this size (memory: 2 buffers per rank) */
 #define LARGE_BYTES (64u << 20)      /* rows at least this large are held to the bandwidth prediction */
 #define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
-#define MAX_ROWS 64
+#define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.58-0.70 measured at 64 MiB */
+#define MAX_ROWS 128
 
 static const sim_param_def nccl_params[] = {
     SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES, "the collective (nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf)"),
@@ -34,7 +36,10 @@ static const sim_param_def nccl_params[] = {
     SIM_PARAM_STRING("minbytes", "8", "smallest size (bytes; K, M, G suffixes as nccl-tests -b)"),
     SIM_PARAM_STRING("maxbytes", "256M", "largest size (nccl-tests -e)"),
     SIM_PARAM_INT("stepfactor", "2", "", 2, 1024, "size multiplier between rows (nccl-tests -f)"),
-    SIM_PARAM_ENUM("algo", "ring", "ring|tree|nvls|nvls_tree|collnet|auto", "algorithm (NCCL_ALGO); only ring is modelled yet"),
+    SIM_PARAM_ENUM("algo", "ring", "ring|tree|all|nvls|nvls_tree|collnet|auto",
+                   "algorithm (NCCL_ALGO): ring, tree (all_reduce: double binary tree over nodes, a chain in a node), all (each of them)"),
+    SIM_PARAM_INT("gpus_per_node", "0", "", 0, 64,
+                  "tree: ranks per node (0: the topology's NVLink domains; n: consecutive ranks in groups of n, e.g. 1 = a tree over one-GPU nodes)"),
     SIM_PARAM_ENUM("proto", "simple", "simple|ll|ll128|auto", "protocol (NCCL_PROTO); only simple is modelled yet"),
     SIM_PARAM_INT("channels", "0", "", 0, 64, "rings (NCCL channels); 0 = one per NVLink of a GPU (18 on dgx-h100)"),
     SIM_PARAM_INT("iters", "1", "", 1, 1000, "timed iterations per size (time = their mean)"),
@@ -76,28 +81,32 @@ static void repo_root(char *buf, size_t n)
 }
 
 typedef struct row {
+    const char *algo;
     uint64_t bytes, count;
     double time_us, algbw, busbw;
     long long wrong;   /* -1: not checked */
 } row;
 
-static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char *op, double bound, double predicted)
+static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char *op, double bound, const char *algos, const char *preds)
 {
-    char dat[1024], png[1024], root[1024], script[1100], cmd[4096];
+    char dat[1024], png[1024], root[1024], script[1100], cmd[4400];
     snprintf(dat, sizeof dat, "%s/reports/nccl_tests.dat", c->out_dir ? c->out_dir : ".");
     snprintf(png, sizeof png, "%s/reports/nccl_tests.png", c->out_dir ? c->out_dir : ".");
     sim_mkdir_parents(dat);
     FILE *f = fopen(dat, "w");
     if (!f) return;
-    fprintf(f, "# nccl_tests %s ring simple: bytes time_us algbw_GBps busbw_GBps\n", op);
-    for (unsigned i = 0; i < n; i++) fprintf(f, "%" PRIu64 " %.3f %.3f %.3f\n", rows[i].bytes, rows[i].time_us, rows[i].algbw, rows[i].busbw);
+    fprintf(f, "# nccl_tests %s simple: bytes time_us algbw_GBps busbw_GBps, one block per algorithm (%s)\n", op, algos);
+    for (unsigned i = 0; i < n; i++) {
+        if (i && strcmp(rows[i].algo, rows[i - 1].algo)) fprintf(f, "\n\n");   /* gnuplot's next index */
+        fprintf(f, "%" PRIu64 " %.3f %.3f %.3f\n", rows[i].bytes, rows[i].time_us, rows[i].algbw, rows[i].busbw);
+    }
     fclose(f);
     repo_root(root, sizeof root);
     snprintf(script, sizeof script, "%s/scripts/plot_nccl_tests.gp", root);
     struct stat sb;
     if (stat(script, &sb) != 0) return;
-    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'; bound=%.3f; predicted=%.3f; title_text='%s, ring, simple'\" '%s' 2>&1",
-             dat, png, bound, predicted, op, script);
+    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'; bound=%.3f; algos='%s'; preds='%s'; title_text='%s, simple'\" '%s' 2>&1",
+             dat, png, bound, algos, preds, op, script);
     int rc = system(cmd);
     if (rc != 0) fprintf(stderr, "nccl_tests: gnuplot failed (rc %d); %s not written\n", rc, png);
     else sim_report_metric_json(c->report, "plot", cJSON_CreateString(png));
@@ -123,7 +132,14 @@ static void nccl_run(sim_test_ctx *c)
     unsigned burst = (unsigned)sim_param_int(p, "burst_pkts");
     gc.reduce_GBps = sim_param_double(p, "reduce_GBps");
     if (nodes != 1) sim_input_error("nccl_tests: nodes=%" PRId64 ": multi-node is not modelled yet; allowed: 1", nodes);
-    if (strcmp(algo, "ring")) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring", algo);
+    bool all = !strcmp(algo, "all"), run_ring = all || !strcmp(algo, "ring"), run_tree = all || !strcmp(algo, "tree");
+    if (!run_ring && !run_tree) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, all", algo);
+    if (run_tree && op != COLL_ALL_REDUCE)
+        sim_input_error("nccl_tests: algo=%s with op=%s: the tree runs all_reduce only (as NCCL's); allowed: algo=ring", algo, coll_op_name(op));
+    if (run_tree && c->transport && c->transport->size > 1)
+        sim_input_error("nccl_tests: algo=%s: the tree runs in one process only; allowed over ranks: algo=ring", algo);
+    cc.gpus_per_node = (unsigned)sim_param_int(p, "gpus_per_node");
+    if (!run_tree) sim_param_not_applicable(p, "gpus_per_node", "the nodes shape only the tree (algo=tree or all)");
     if (strcmp(proto, "simple")) sim_input_error("nccl_tests: proto=%s is not modelled yet; allowed: simple", proto);
     if (strcmp(dtype, "float")) sim_input_error("nccl_tests: dtype=%s is not modelled yet; allowed: float", dtype);
     if (!check) sim_param_not_applicable(p, "inject", "a seeded bug shows only in checked values (check=1)");
@@ -180,14 +196,27 @@ static void nccl_run(sim_test_ctx *c)
     double predicted = used * goodput_link;
     double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER ? gc.reduce_GBps : INFINITY;
     if (reduce_limit < predicted) predicted = reduce_limit;
+    char tree_why[256] = "";
+    double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
+    const char *algos[2];
+    unsigned nalgo = 0;
+    if (run_ring) algos[nalgo++] = "ring";
+    if (run_tree) algos[nalgo++] = "tree";
 
     row rows[MAX_ROWS];
     unsigned nrows = 0;
     bool conserved = true, all_checked_right = true;
     char cons_why[1200] = "";
+    for (unsigned a = 0; a < nalgo; a++) {
+    bool tree = !strcmp(algos[a], "tree");
     if (!c->quiet && root) {
-        printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
-               coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
+        if (tree)
+            printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, tree (double binary tree over nodes, a chain in a node), simple, "
+                   "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
+                   coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
+        else
+            printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
+                   coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
         printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
         printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
     }
@@ -200,16 +229,17 @@ static void nccl_run(sim_test_ctx *c)
         long long wrong = -1;
         coll_comm_set_check(cm, check && count * sizeof(float) <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
-            int bad = coll_run(cm, op, count, &r, why, sizeof why);
+            int bad = tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
             if (bad) {
-                if (conserved) snprintf(cons_why, sizeof cons_why, "size %" PRIu64 ": %s", size, why);
+                if (conserved) snprintf(cons_why, sizeof cons_why, "%s size %" PRIu64 ": %s", algos[a], size, why);
                 conserved = false;
             }
             if (it >= warmup) sum_ps += (double)r.time_ps;
             if (r.checked) wrong = (long long)r.wrong;
         }
         row *w = &rows[nrows++];
+        w->algo = algos[a];
         w->bytes = count * sizeof(float);
         w->count = count;
         w->time_us = sum_ps / iters / 1e6;
@@ -225,7 +255,8 @@ static void nccl_run(sim_test_ctx *c)
                    op == COLL_ALL_GATHER ? "none" : "sum", -1, w->time_us, w->algbw, w->busbw, wr);
             fflush(stdout);
         }
-        sim_progress(c, hi > lo ? log((double)size / lo) / log((double)hi / lo) : 1, "size %" PRIu64, size);
+        sim_progress(c, (a + (hi > lo ? log((double)size / lo) / log((double)hi / lo) : 1)) / nalgo, "%s size %" PRIu64, algos[a], size);
+    }
     }
 
     /* over ranks: rank 0 takes every link's and GPU's numbers (every rank's kernel stands at the same time) */
@@ -247,7 +278,7 @@ static void nccl_run(sim_test_ctx *c)
         cJSON_AddNumberToObject(o, "time_us", rows[i].time_us);
         cJSON_AddNumberToObject(o, "algbw_GBps", rows[i].algbw);
         cJSON_AddNumberToObject(o, "busbw_GBps", rows[i].busbw);
-        cJSON_AddStringToObject(o, "algo", "ring");
+        cJSON_AddStringToObject(o, "algo", rows[i].algo);
         cJSON_AddStringToObject(o, "proto", "simple");
         if (rows[i].wrong < 0) cJSON_AddNullToObject(o, "wrong");
         else cJSON_AddNumberToObject(o, "wrong", (double)rows[i].wrong);
@@ -262,7 +293,12 @@ static void nccl_run(sim_test_ctx *c)
     sim_report_metric(c->report, "channels", chans);
     sim_report_metric(c->report, "burst_pkts", gc.burst_pkts);
     sim_report_metric(c->report, "nvlink_goodput_GBps_per_gpu", bound);
-    sim_report_metric(c->report, "predicted_busbw_GBps", predicted);
+    if (run_ring) sim_report_metric(c->report, "predicted_busbw_GBps", predicted);
+    if (run_tree) {
+        sim_report_metric(c->report, "nodes_in_tree", coll_comm_nodes(cm));
+        sim_report_metric(c->report, "tree_channels", coll_tree_channels(cm));
+        sim_report_metric(c->report, "tree_predicted_busbw_GBps", tree_pred);
+    }
     char busiest[256];
     sim_report_metric(c->report, "max_link_util", sim_fabric_max_link_util(f, busiest, sizeof busiest));
     sim_report_metric_json(c->report, "busiest_link", cJSON_CreateString(busiest));
@@ -279,10 +315,15 @@ static void nccl_run(sim_test_ctx *c)
     sim_check(c->report, "busbw_within_nvlink_goodput", worst <= bound * 1.0001,
               "peak busbw %.2f GB/s <= %u NVLinks x %.2f GB/s x 128/(128+%u) = %.2f GB/s", worst, ports, l0->GBps,
               l0->overhead_bytes, bound);
-    unsigned large = 0, inband = 0;
-    double lo_ratio = INFINITY;
+    unsigned large = 0, inband = 0, tlarge = 0, tinband = 0;
+    double lo_ratio = INFINITY, tlo_ratio = INFINITY;
     for (unsigned i = 0; i < nrows; i++)
-        if (rows[i].bytes >= LARGE_BYTES) {
+        if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
+            double ratio = rows[i].busbw / tree_pred;
+            tlarge++;
+            tinband += ratio >= TREE_BAND_LOW && ratio <= 1.0001;
+            if (ratio < tlo_ratio) tlo_ratio = ratio;
+        } else if (rows[i].bytes >= LARGE_BYTES) {
             double ratio = rows[i].busbw / predicted;
             large++;
             inband += ratio >= BAND_LOW && ratio <= 1.0001;
@@ -292,6 +333,11 @@ static void nccl_run(sim_test_ctx *c)
         sim_check(c->report, "large_busbw_near_prediction", inband == large,
                   "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = min(%u links x %.2f GB/s goodput, "
                   "reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
+    if (tlarge)
+        sim_check(c->report, "tree_busbw_near_prediction", tinband == tlarge,
+                  "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s: %s (%u channels, "
+                  "each S/C up and down every edge of its tree)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
+                  tree_why, coll_tree_channels(cm));
     /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
     uint64_t min_b = UINT64_MAX, max_b = 0;
     for (uint32_t l = 0; l < t->n_links; l++)
@@ -302,18 +348,21 @@ static void nccl_run(sim_test_ctx *c)
             if (ds.window_bytes > max_b) max_b = ds.window_bytes;
         }
     sim_report_metric(c->report, "link_bytes_min_over_max", max_b ? (double)min_b / (double)max_b : 0);
-    if (chans % ports == 0 && nrows)
+    if (chans % ports == 0 && nrows && !run_tree)
         sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
-    if (root) write_plot(c, rows, nrows, coll_op_name(op), bound, predicted);
+    char preds[64];
+    if (nalgo > 1) snprintf(preds, sizeof preds, "%.3f %.3f", predicted, tree_pred);   /* in the order of algos */
+    else snprintf(preds, sizeof preds, "%.3f", run_ring ? predicted : tree_pred);
+    if (root) write_plot(c, rows, nrows, coll_op_name(op), bound, all ? "ring tree" : algos[0], preds);
     coll_comm_free(cm);
     sim_fabric_free(f);
     free(node_part);
     topo_free(t);
 }
 
-SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
+SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring and tree collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
          "minbytes=64 maxbytes=64M stepfactor=16", nccl_run)

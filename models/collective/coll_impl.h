@@ -62,7 +62,19 @@ struct coll_comm {
     bool carry;                    /* values carried this run */
     unsigned ranks_done;
     bool injected;                 /* the seeded bug struck this run */
+    /* nodes (coll_nodes.c) */
+    unsigned n_nodes;
+    unsigned rank_node[COLL_MAX_RANKS];
+    struct tree_state *tree;       /* tree.c's, made at its first run */
 };
+
+/* coll_nodes.c: fills n_nodes and rank_node; -1 with err on a bad gpus_per_node. */
+int coll_nodes_group(coll_comm *c, char *err, size_t errlen);
+/* tree.c */
+void coll_tree_free(coll_comm *c);
+/* collective.c: the flow label of connection src -> dst of channel ch on `port` (see there), and rank r's input. */
+uint64_t coll_pick_flow(coll_comm *c, unsigned src, unsigned dst, unsigned port, unsigned ch, unsigned kind);
+float coll_input_value(unsigned r, uint64_t i);
 
 /* Element range of (block b, channel ch, chunk k): offset and length. */
 void coll_range(const coll_comm *c, unsigned b, unsigned ch, uint64_t k, uint64_t *off, uint64_t *len);

@@ -38,7 +38,7 @@ static bool port_peer(const coll_comm *c, const nvgpu *g, unsigned port, uint32_
  * NVLinks at both ends (the hardware picks the port by address; here the
  * switch's ECMP is steered by the label). Falls back to any label when the
  * two ports are not on one switch. */
-static uint64_t pick_flow(coll_comm *c, unsigned src, unsigned dst, unsigned port, unsigned ch, unsigned kind)
+uint64_t coll_pick_flow(coll_comm *c, unsigned src, unsigned dst, unsigned port, unsigned ch, unsigned kind)
 {
     uint64_t base = ((uint64_t)(ch + 1) << 40) | ((uint64_t)kind << 36) | ((uint64_t)src << 28) | ((uint64_t)dst << 20);
     /* from the topology, not the connected ports: another rank's GPUs are replicas, never connected */
@@ -99,18 +99,23 @@ coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t e
             rc->rk = rk;
             rc->ch = ch;
             rc->port = ch % ports;   /* channel ch on NVLink ch mod ports at every rank: all links carry rings */
-            rc->data_flow = pick_flow(c, r, next, rc->port, ch, COLL_MSG_DATA);
-            rc->ack_flow = pick_flow(c, r, prev, rc->port, ch, COLL_MSG_ACK);
+            rc->data_flow = coll_pick_flow(c, r, next, rc->port, ch, COLL_MSG_DATA);
+            rc->ack_flow = coll_pick_flow(c, r, prev, rc->port, ch, COLL_MSG_ACK);
         }
         nvgpu_set_handlers(rk->g, ring_on_recv, ring_on_sent, ring_on_reduced, rk);
     }
+    if (coll_nodes_group(c, err, errlen)) goto fail;
     return c;
 fail:
     free(c);
     return NULL;
 }
 
-void coll_comm_free(coll_comm *c) { free(c); }
+void coll_comm_free(coll_comm *c)
+{
+    if (c) coll_tree_free(c);
+    free(c);
+}
 unsigned coll_comm_ranks(const coll_comm *c) { return c->n; }
 unsigned coll_comm_channels(const coll_comm *c) { return c->channels; }
 void coll_comm_set_check(coll_comm *c, bool check)
@@ -142,7 +147,7 @@ bool coll_step_reduces(const coll_comm *c, unsigned s)
 }
 
 /* Exact in float: small integers, sums far below 2^24. */
-static float input_value(unsigned r, uint64_t i) { return (float)((int)((r * 31u + i * 7u) % 17u) - 8); }
+float coll_input_value(unsigned r, uint64_t i) { return (float)((int)((r * 31u + i * 7u) % 17u) - 8); }
 
 static uint64_t count_wrong(const coll_comm *c)
 {
@@ -152,8 +157,8 @@ static uint64_t count_wrong(const coll_comm *c)
             if (c->op == COLL_REDUCE_SCATTER && b != r) continue;   /* a rank's result is its block */
             for (uint64_t i = block_lo(c, b); i < block_lo(c, b + 1); i++) {
                 float want = 0;
-                if (c->op == COLL_ALL_GATHER) want = input_value(b, i);
-                else for (unsigned q = 0; q < c->n; q++) want += input_value(q, i);
+                if (c->op == COLL_ALL_GATHER) want = coll_input_value(b, i);
+                else for (unsigned q = 0; q < c->n; q++) want += coll_input_value(q, i);
                 if (c->rank[r].out[i] != want) wrong++;
             }
         }
@@ -261,7 +266,7 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
         if (c->carry) {
             rk->in = malloc((count ? count : 1) * sizeof(float));
             rk->out = calloc(count ? count : 1, sizeof(float));
-            for (uint64_t i = 0; i < count; i++) rk->in[i] = input_value(r, i);
+            for (uint64_t i = 0; i < count; i++) rk->in[i] = coll_input_value(r, i);
             if (op == COLL_ALL_GATHER)   /* a rank's own block is in its output from the start */
                 for (uint64_t i = block_lo(c, r); i < block_lo(c, r + 1); i++) rk->out[i] = rk->in[i];
         }

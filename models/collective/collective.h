@@ -43,8 +43,12 @@ typedef struct coll_cfg {
      * each rank drives its own GPUs, and the ranks agree on when a collective
      * is over and on every GPU's counters. check needs one process (values go by pointer). */
     const struct sim_pdes_transport *transport;
+    /* Ranks per node for the tree: 0 = from the topology (GPUs joined by
+     * NVLink links, directly or through switches), else consecutive ranks in
+     * groups of this many (must divide the ranks). */
+    unsigned gpus_per_node;
 } coll_cfg;
-#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE, NULL })
+#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE, NULL, 0 })
 
 typedef struct coll_comm coll_comm;
 
@@ -56,6 +60,10 @@ unsigned coll_comm_ranks(const coll_comm *c);
 unsigned coll_comm_channels(const coll_comm *c);
 /* Carry and check values in the runs that follow (cfg.check until called). */
 void coll_comm_set_check(coll_comm *c, bool check);
+
+/* Nodes (coll_cfg.gpus_per_node) and the node of rank r, numbered by their first rank (coll_nodes.c). */
+unsigned coll_comm_nodes(const coll_comm *c);
+unsigned coll_rank_node(const coll_comm *c, unsigned r);
 
 typedef struct coll_result {
     uint64_t count;             /* elements (float) of the buffer */
@@ -73,5 +81,19 @@ typedef struct coll_result {
  * multiple of the ranks (the whole buffer; a rank's block is count / ranks).
  * Returns 0, or -1 with why (its own conservation failed). */
 int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *r, char *why, size_t why_n);
+
+/* ---- tree all_reduce (tree.c): NCCL's double binary tree over the nodes,
+ * a chain through the ranks of each node, reduce up and broadcast down at
+ * once (NCCL's runTreeSplit), pipelined in chunks with the Simple protocol.
+ * Channels: cfg.channels, 0 = two per NVLink port (the two trees' channels
+ * share the port, as both trees share a node's links in NCCL); channel ch
+ * runs tree ch % 2 on NVLink port (ch / 2) % ports. One process only. */
+#define COLL_TREE_MAX_CHILDREN 3   /* two tree children (the next nodes' heads) and the chain's next GPU */
+unsigned coll_tree_channels(const coll_comm *c);
+unsigned coll_tree_port(const coll_comm *c, unsigned ch);
+/* Rank r's parent in channel ch's tree (-1: the root) and its children; returns how many. */
+unsigned coll_tree_peers(const coll_comm *c, unsigned ch, unsigned r, int *parent, unsigned children[COLL_TREE_MAX_CHILDREN]);
+/* One all_reduce of `count` floats over the trees; as coll_run. */
+int coll_tree_all_reduce(coll_comm *c, uint64_t count, coll_result *r, char *why, size_t why_n);
 
 #endif

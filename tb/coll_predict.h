@@ -1,0 +1,63 @@
+/* Predictions for the collective tests (nccl_tests, ring_vs_tree) from the
+ * configuration and the trees' shapes only -- never from a run. */
+#ifndef TB_COLL_PREDICT_H
+#define TB_COLL_PREDICT_H
+
+#include "models/collective/collective.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The tree's busbw at large sizes from its shape alone: every edge of every
+ * channel's tree carries the channel's share S/C once up and once down, on
+ * the channel's NVLink port at both ends; the busiest GPU port direction
+ * (bytes / link goodput) or the busiest reduction unit (children's bytes /
+ * reduce_GBps) sets the time; busbw = 2(n-1)/n S / time. *why says which. */
+static inline double coll_predict_tree_busbw(const coll_comm *cm, double goodput_link, double reduce_GBps, char *why, size_t why_n)
+{
+    unsigned n = coll_comm_ranks(cm), C = coll_tree_channels(cm), ports = 0;
+    for (unsigned ch = 0; ch < C; ch++) ports = coll_tree_port(cm, ch) + 1 > ports ? coll_tree_port(cm, ch) + 1 : ports;
+    double *load = calloc((size_t)n * ports * 2, sizeof *load), *red = calloc(n, sizeof *red);   /* in units of S */
+    for (unsigned ch = 0; ch < C; ch++)
+        for (unsigned r = 0; r < n; r++) {
+            int parent;
+            unsigned kids[COLL_TREE_MAX_CHILDREN], p = coll_tree_port(cm, ch);
+            unsigned nk = coll_tree_peers(cm, ch, r, &parent, kids);
+            red[r] += (double)nk / C;
+            for (unsigned i = 0; i < nk; i++)
+                for (unsigned d = 0; d < 2; d++) {   /* up and down: out of and into both ends */
+                    load[((size_t)r * ports + p) * 2 + d] += 1.0 / C;
+                    load[((size_t)kids[i] * ports + p) * 2 + d] += 1.0 / C;
+                }
+        }
+    double lmax = 0, rmax = 0;
+    for (size_t i = 0; i < (size_t)n * ports * 2; i++) lmax = load[i] > lmax ? load[i] : lmax;
+    for (unsigned r = 0; r < n; r++) rmax = red[r] > rmax ? red[r] : rmax;
+    free(load);
+    free(red);
+    double t_link = lmax / goodput_link, t_red = rmax / reduce_GBps, t = t_link > t_red ? t_link : t_red;
+    snprintf(why, why_n, "busiest GPU port direction carries %.4f S at %.2f GB/s%s", lmax, goodput_link,
+             t_red > t_link ? "; the reduction unit is slower" : "");
+    return 2.0 * (n - 1) / n / t;
+}
+
+/* The tree's height in hops (the longest root-to-rank path of either tree, chains included). */
+static inline unsigned coll_predict_tree_height(const coll_comm *cm)
+{
+    unsigned n = coll_comm_ranks(cm), h = 0;
+    for (unsigned t = 0; t < 2; t++)
+        for (unsigned r = 0; r < n; r++) {
+            unsigned d = 0, q = r;
+            for (;;) {
+                int parent;
+                unsigned kids[COLL_TREE_MAX_CHILDREN];
+                coll_tree_peers(cm, t, q, &parent, kids);
+                if (parent < 0 || d > n) break;
+                q = (unsigned)parent, d++;
+            }
+            h = d > h ? d : h;
+        }
+    return h;
+}
+
+#endif
