@@ -57,7 +57,31 @@ struct roce_nic {
     sim_time_ps *acked_ps;         /* rc, per flow: its message done at its sender */
     struct rx_wait { sim_time_ps due_ps; unsigned flow; union { rc_hdr h; tcp_seg seg; }; } *rxq;   /* packets in the NIC's rx_ns */
     uint32_t rxq_head, rxq_len, rxq_cap;
+    /* So a wake-up costs what is ready, not every flow (64:1 incast, 128-host all-to-all): */
+    unsigned *resp_ready, n_resp_ready;   /* flows whose receiving end (QP or connection) took a packet since the last run */
+    uint8_t *resp_flag;                   /* per flow: on resp_ready */
+    sim_time_ps tmr_ps;                   /* no sender timer (DCQCN, RTO) of this NIC is due before this (a lower bound) */
+    uint8_t used_prios;                   /* priorities its sending flows use */
 };
+
+/* A sender timer may now be due as early as t. */
+static void timer_at(roce_nic *n, sim_time_ps t)
+{
+    if (t < n->tmr_ps) n->tmr_ps = t;
+}
+
+static void resp_mark(roce_nic *n, unsigned fl)
+{
+    if (n->resp_flag[fl]) return;
+    n->resp_flag[fl] = 1;
+    n->resp_ready[n->n_resp_ready++] = fl;
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
 
 static void on_rc_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64_t bytes)
 {
@@ -151,11 +175,13 @@ static void run(void *ctx)
     roce_nic *n = ctx;
     sim_time_ps now = sim_now(n->k), next = SIM_TIME_MAX;
     unsigned want = n->cfg.queue_pkts ? n->cfg.queue_pkts : 2;
-    if (n->cfg.dcqcn)
+    /* the senders' timers (DCQCN's, the RTOs) only when one may be due: each is exact whenever it runs */
+    const bool timers = now >= n->tmr_ps;
+    if (timers) n->tmr_ps = SIM_TIME_MAX;
+    if (n->cfg.dcqcn && timers)
         for (unsigned i = 0; i < n->n_tx; i++) {
             dcqcn_rp_timers(&n->tx[i].rp, &n->cfg.dc, now);
-            sim_time_ps t = dcqcn_rp_next_ps(&n->tx[i].rp);
-            if (t < next) next = t;
+            timer_at(n, dcqcn_rp_next_ps(&n->tx[i].rp));
         }
     trace_rate(n);
     while (n->rxq_len && n->rxq[n->rxq_head].due_ps <= now) {
@@ -166,29 +192,39 @@ static void run(void *ctx)
         else rc_take(n, w.flow, &w.h, now);
     }
     if (n->rxq_len && n->rxq[n->rxq_head].due_ps < next) next = n->rxq[n->rxq_head].due_ps;
-    if (n->cfg.tcp) {   /* the receivers' ACKs at once; the senders' timeouts */
-        for (unsigned f = 0; f < n->cfg.n_flows; f++)
+    /* the receiving ends' answers at once, in flow order (a run drains them all, so only those that took a packet have any) */
+    if (n->n_resp_ready > 1) qsort(n->resp_ready, n->n_resp_ready, sizeof *n->resp_ready, cmp_unsigned);
+    for (unsigned r = 0; r < n->n_resp_ready; r++) {
+        unsigned f = n->resp_ready[r];
+        n->resp_flag[f] = 0;
+        if (n->cfg.tcp)   /* the receivers' ACKs */
             while (n->rx_tc[f] && tcp_has_segment(n->rx_tc[f])) {
                 n->st.made++;
                 eth_port_enqueue(n->port, tcp_packet(n, n->rx_tc[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
             }
-        for (unsigned i = 0; i < n->n_tx; i++) {
-            tcp_timer(n->tx[i].tc, now);
-            if (tcp_timer_due(n->tx[i].tc) < next) next = tcp_timer_due(n->tx[i].tc);
-        }
-    }
-    if (n->cfg.rc) {   /* the responders' ACKs/NAKs at once; the requesters' timeouts */
-        for (unsigned f = 0; f < n->cfg.n_flows; f++)
+        if (n->cfg.rc)   /* the responders' ACKs/NAKs (and READ responses) */
             while (n->rx_qp[f] && rc_has_packet(n->rx_qp[f])) {
                 n->st.made++;
                 eth_port_enqueue(n->port, rc_packet(n, n->rx_qp[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
             }
+    }
+    n->n_resp_ready = 0;
+    if (n->cfg.tcp && timers)   /* the senders' timeouts */
+        for (unsigned i = 0; i < n->n_tx; i++) {
+            tcp_timer(n->tx[i].tc, now);
+            timer_at(n, tcp_timer_due(n->tx[i].tc));
+        }
+    if (n->cfg.rc && timers)   /* the requesters' timeouts */
         for (unsigned i = 0; i < n->n_tx; i++) {
             rc_timer(n->tx[i].qp, now);
-            if (rc_timer_due(n->tx[i].qp) < next) next = rc_timer_due(n->tx[i].qp);
+            timer_at(n, rc_timer_due(n->tx[i].qp));
         }
-    }
-    for (unsigned j = 0; j < n->n_tx; j++) {
+    /* Priorities whose port queue is full: their flows wait for on_tx, which wakes us when the queue moves, so once
+     * every priority in use is full the rest of the round can neither send nor need an earlier wake-up. */
+    uint8_t full = 0;
+    for (unsigned q = 0; q < ETH_PRIOS; q++)
+        if ((n->used_prios >> q & 1) && eth_port_queued(n->port, (uint8_t)q) >= want) full |= (uint8_t)(1u << q);
+    for (unsigned j = 0; j < n->n_tx && full != n->used_prios; j++) {
         tx_flow *t = &n->tx[(n->rr + j) % n->n_tx];
         const roce_flow *fl = &n->cfg.flows[t->index];
         if (n->cfg.rc ? !rc_has_packet(t->qp) : n->cfg.tcp ? !tcp_has_segment(t->tc) : t->sent_bytes >= fl->bytes) continue;
@@ -200,10 +236,10 @@ static void run(void *ctx)
         sim_pkt *k;
         if (n->cfg.rc) {
             k = rc_packet(n, t->qp, fl, t->index, now);
-            if (rc_timer_due(t->qp) < next) next = rc_timer_due(t->qp);
+            timer_at(n, rc_timer_due(t->qp));
         } else if (n->cfg.tcp) {
             k = tcp_packet(n, t->tc, fl, t->index, now);
-            if (tcp_timer_due(t->tc) < next) next = tcp_timer_due(t->tc);
+            timer_at(n, tcp_timer_due(t->tc));
         } else {
             k = sim_pkt_alloc(&n->pool);
             uint32_t pay = fl->payload_bytes;
@@ -222,9 +258,11 @@ static void run(void *ctx)
         if (n->cfg.dcqcn) dcqcn_rp_sent(&t->rp, &n->cfg.dc, k->wire_bytes);
         n->st.made++;
         eth_port_enqueue(n->port, k, fl->prio, 0);
+        if (eth_port_queued(n->port, fl->prio) >= want) full |= (uint8_t)(1u << fl->prio);
         if (t->next_ps < next) next = t->next_ps;
     }
     n->rr = n->n_tx ? (n->rr + 1) % n->n_tx : 0;
+    if (n->tmr_ps < next) next = n->tmr_ps;
     if (next != SIM_TIME_MAX) sim_event_notify_at(&n->wake, next - now);
 }
 
@@ -258,9 +296,11 @@ static void rc_take(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now)
         int slot = n->tx_of[fl];
         if (slot < 0) sim_fatal("%s: a response for flow %u, which it does not send", n->name, fl);
         rc_receive(n->tx[slot].qp, now, h);
+        timer_at(n, rc_timer_due(n->tx[slot].qp));
     } else {
         if (!n->rx_qp[fl]) n->rx_qp[fl] = make_qp(n, fl, "rx");
         rc_receive(n->rx_qp[fl], now, h);
+        resp_mark(n, fl);
     }
     sim_event_notify_at(&n->wake, 0);   /* what it answers, or sends next */
 }
@@ -271,9 +311,11 @@ static void tcp_take(roce_nic *n, unsigned fl, const tcp_seg *g, sim_time_ps now
         int slot = n->tx_of[fl];
         if (slot < 0) sim_fatal("%s: an ACK for flow %u, which it does not send", n->name, fl);
         tcp_receive(n->tx[slot].tc, now, g);
+        timer_at(n, tcp_timer_due(n->tx[slot].tc));
     } else {
         if (!n->rx_tc[fl]) n->rx_tc[fl] = make_conn(n, fl, "rx");
         tcp_receive(n->rx_tc[fl], now, g);
+        resp_mark(n, fl);
     }
     sim_event_notify_at(&n->wake, 0);
 }
@@ -315,6 +357,7 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
             tx_flow *t = &n->tx[slot];
             dcqcn_rp_timers(&t->rp, &n->cfg.dc, now);
             dcqcn_rp_cnp(&t->rp, &n->cfg.dc, now);
+            timer_at(n, dcqcn_rp_next_ps(&t->rp));
             /* the packet already scheduled keeps its time; later ones go at the new rate */
             trace_rate(n);
             sim_event_notify_at(&n->wake, 0);
@@ -424,6 +467,10 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     n->expect = calloc(nf, sizeof *n->expect);
     n->last_cnp_ps = malloc(nf * sizeof *n->last_cnp_ps);
     if (!n->tx || !n->tx_of || !n->rx_bytes || !n->expect || !n->last_cnp_ps) sim_fatal("out of memory");
+    n->resp_ready = malloc(nf * sizeof *n->resp_ready);
+    n->resp_flag = calloc(nf, 1);
+    if (!n->resp_ready || !n->resp_flag) sim_fatal("out of memory");
+    n->tmr_ps = 0;   /* the first run looks at every timer */
     for (unsigned i = 0; i < nf; i++) n->tx_of[i] = -1, n->last_cnp_ps[i] = SIM_TIME_MAX;
     for (unsigned i = 0; i < c->n_flows; i++) {
         if (c->flows[i].src != n->index) continue;
@@ -439,6 +486,7 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
             tf->tc = make_conn(n, i, "tx");
             tcp_post(tf->tc, c->flows[i].bytes);
         }
+        n->used_prios |= (uint8_t)(1u << c->flows[i].prio);
         n->tx_of[i] = (int)n->n_tx++;
     }
     sim_event_init(&n->wake, n->k, "roce_nic.wake");
@@ -544,6 +592,7 @@ static void nic_free(void *comp)
     for (unsigned f = 0; f < n->cfg.n_flows; f++) rc_qp_free(n->rx_qp[f]);
     free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
     free(n->rx_qp), free(n->rx_tc), free(n->owners), free(n->done_ps), free(n->acked_ps), free(n->rxq);
+    free(n->resp_ready), free(n->resp_flag);
     free(n);
 }
 
