@@ -23,6 +23,9 @@
  * XON 3 KB below it: the HPCC ns-3 switch MMU; headroom: Mellanox's rule. */
 #define ROCE_COMMON_PARAMS                                                                                                  \
     SIM_PARAM_ENUM("link", "roce-100g", ROCE_LINKS, "link preset of every link (rate, RoCE v2 framing)"),                     \
+    ROCE_SWITCH_PARAMS
+/* The same without link= (a test that takes other links too declares its own). */
+#define ROCE_SWITCH_PARAMS                                                                                                  \
     SIM_PARAM_INT("mtu", "1024", "B", 256, 4096, "payload per packet"),                                                       \
     SIM_PARAM_DOUBLE("kmin_bytes", "5000", "B", 0, 1e9, "RED: no ECN mark below this egress queue"),                          \
     SIM_PARAM_DOUBLE("kmax_bytes", "200000", "B", 1, 1e9, "RED: every packet marked above this egress queue"),               \
