@@ -13,6 +13,7 @@
 #include "tb/roce_common.h"
 
 #include <cjson/cJSON.h>
+#include <time.h>
 
 #define MAX_SENDERS 64
 
@@ -84,7 +85,7 @@ static topo *incast_topo(const char *link, unsigned n, bool ib, unsigned *edges)
 typedef struct flow_state {
     sim_time_ps done_ps;          /* last byte in order at the receiver (0: not yet) */
     bool sender_done, receiver_done, failed, idle;
-    uint64_t retx_bytes;
+    uint64_t retx_bytes, data_pkts, acks;   /* data packets the sender sent (first and again), ACKs/NAKs its receiver sent */
 } flow_state;
 
 static void flow_state_get(const incast_sys *s, unsigned i, flow_state *st)
@@ -99,6 +100,8 @@ static void flow_state_get(const incast_sys *s, unsigned i, flow_state *st)
         st->failed = qs && rc_failed(qs);
         st->idle = !qs || rc_idle(qs);
         st->retx_bytes = qs ? rc_stats_get(qs)->retransmitted_bytes : 0;
+        st->data_pkts = qs ? rc_stats_get(qs)->data_pkts : 0;
+        st->acks = qr ? rc_stats_get(qr)->acks + rc_stats_get(qr)->naks : 0;
     } else if (s->tr == TR_TCP) {
         const tcp_conn *cs = roce_nic_flow_conn(h, i), *cr = roce_nic_flow_conn(r, i);
         st->done_ps = roce_nic_flow_done_ps(r, i);
@@ -107,6 +110,8 @@ static void flow_state_get(const incast_sys *s, unsigned i, flow_state *st)
         st->failed = cs && tcp_failed(cs);
         st->idle = !cs || tcp_idle(cs);
         st->retx_bytes = cs ? tcp_stats_get(cs)->retransmitted_bytes : 0;
+        st->data_pkts = cs ? tcp_stats_get(cs)->segs : 0;
+        st->acks = cr ? tcp_stats_get(cr)->acks : 0;
     } else {
         const rc_qp *qs = roce_nic_flow_qp(h, i), *qr = roce_nic_flow_qp(r, i);
         st->done_ps = roce_nic_flow_done_ps(r, i);
@@ -115,6 +120,8 @@ static void flow_state_get(const incast_sys *s, unsigned i, flow_state *st)
         st->failed = qs && rc_failed(qs);
         st->idle = !qs || rc_idle(qs);
         st->retx_bytes = qs ? rc_stats_get(qs)->retransmitted_bytes : 0;
+        st->data_pkts = qs ? rc_stats_get(qs)->data_pkts : 0;
+        st->acks = qr ? rc_stats_get(qr)->acks + rc_stats_get(qr)->naks : 0;
     }
 }
 
@@ -273,6 +280,8 @@ static void incast_run(sim_test_ctx *c)
     sim_time_ps step = (sim_time_ps)(ideal_ns * 1000.0 / 20) + SIM_US(1);
     unsigned done = 0;
     flow_state st[MAX_SENDERS];
+    struct timespec w0, w1;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
     while (sim_now(c->k) < bound) {
         done = 0;
         bool idle = true;
@@ -287,10 +296,12 @@ static void incast_run(sim_test_ctx *c)
     }
     sim_fabric_run(s.f, sim_now(c->k) + SIM_US(5));   /* the last ACKs and XONs (IB: credits) */
     if (tr == TR_IB) ib_quiet(s.f, s.t);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    const double wall_s = (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec);
 
     sim_time_ps last_ps = 0;
     double gput[MAX_SENDERS];
-    uint64_t retx_bytes = 0, sender_done = 0, receiver_done = 0, failed = 0, cnps = 0;
+    uint64_t retx_bytes = 0, sender_done = 0, receiver_done = 0, failed = 0, cnps = 0, data_pkts = 0, acks = 0;
     done = 0;
     for (unsigned i = 0; i < n; i++) {
         flow_state_get(&s, i, &st[i]);
@@ -299,6 +310,8 @@ static void incast_run(sim_test_ctx *c)
         if (d > last_ps) last_ps = d;
         gput[i] = d ? (double)flow_bytes / ((double)d / 1000.0 - flows[i].start_us * 1000.0) : 0;
         retx_bytes += st[i].retx_bytes;
+        data_pkts += st[i].data_pkts;
+        acks += st[i].acks;
         sender_done += st[i].sender_done;
         receiver_done += st[i].receiver_done;
         failed += st[i].failed;
@@ -329,6 +342,11 @@ static void incast_run(sim_test_ctx *c)
     sim_report_metric(rep, "cnps", (double)cnps);
     sim_report_metric(rep, "link_goodput_GBps", G);
     sim_report_metric(rep, "predicted_completion_us", (ideal_ns + path_ns) / 1000.0);
+    /* speed: data packets through the whole path per wall second of the run (ACKs and CNPs apart) */
+    sim_report_metric(rep, "data_pkts", (double)data_pkts);
+    sim_report_metric(rep, "ack_pkts", (double)acks);
+    sim_report_metric(rep, "wall_s", wall_s);
+    sim_report_metric(rep, "pkts_per_s", wall_s > 0 ? (double)data_pkts / wall_s : 0);
     if (s.edges) sim_report_sim_json(rep, "edge_switches", cJSON_CreateNumber(s.edges));
     if (!c->quiet)
         fprintf(stderr, "incast: %s %u x %llu B on %s, pfc=%d ecn=%d: %.1f us, %.2f GB/s of %.2f, %llu dropped, %llu B retransmitted\n",
