@@ -22,6 +22,8 @@ static const sim_param_def incast_params[] = {
                    "link preset of every link (auto: roce-100g for roce, ib-ndr for ib, eth-100g for tcp)"),
     ROCE_SWITCH_PARAMS,
     SIM_PARAM_ENUM("transport", "roce", "roce|ib|tcp", "roce: RDMA RC over RoCE v2; ib: RDMA RC over InfiniBand (credits); tcp: TCP over Ethernet"),
+    SIM_PARAM_ENUM("op", "write", "write|read", "RDMA (roce, ib): each sender WRITEs to the receiver, or the receiver READs from each sender "
+                   "(the responses converge on its port; with ecn=1 the senders' DCQCN limiters pace them)"),
     SIM_PARAM_INT("senders", "8", "", 2, MAX_SENDERS, "incast senders N (above 63: on two edge switches)"),
     SIM_PARAM_BOOL("pfc", "1", "Ethernet (roce, tcp): PFC on the switch (0: lossy, tail drop)"),
     SIM_PARAM_BOOL("ecn", "1", "roce: RED/ECN marking at the switch and DCQCN at the NICs"),
@@ -36,10 +38,12 @@ static const sim_param_def incast_params[] = {
 
 enum incast_tr { TR_ROCE, TR_IB, TR_TCP };
 
-/* Sender i is node 1 + i, the receiver 1 + n, the receiver's switch 0, the edge switches (tiered) n + 2, n + 3. */
+/* Sender i is node 1 + i (with op=read the responder, the receiver r its flows' requester), the receiver 1 + n, the receiver's switch 0, the edge switches (tiered) n + 2, n + 3. */
 typedef struct incast_sys {
     enum incast_tr tr;
+    bool read;
     unsigned n, edges;
+    uint64_t flow_bytes;
     uint32_t r_ep;
     topo *t;
     sim_fabric *f;
@@ -92,6 +96,21 @@ static void flow_state_get(const incast_sys *s, unsigned i, flow_state *st)
 {
     const void *h = sim_fabric_component(s->f, 1 + i), *r = sim_fabric_component(s->f, 1 + s->n);
     memset(st, 0, sizeof *st);
+    if (s->read) {   /* r requests, sender i responds: done when r's READ has all its data, once */
+        const rc_qp *qr = s->tr == TR_IB ? ib_rnic_qp(r, (uint32_t)i) : roce_nic_flow_qp(r, i);
+        const rc_qp *qh = s->tr == TR_IB ? ib_rnic_qp(h, s->r_ep) : roce_nic_flow_qp(h, i);
+        st->done_ps = s->tr == TR_IB ? ib_rnic_msg_times(r, i)->requester_done_ps : roce_nic_flow_acked_ps(r, i);
+        st->sender_done = qh != NULL && !rc_failed(qh);
+        st->receiver_done = qr && rc_stats_get(qr)->completed == 1;
+        st->failed = (qr && rc_failed(qr)) || (qh && rc_failed(qh));
+        st->idle = (!qr || rc_idle(qr)) && (!qh || rc_idle(qh));
+        /* a repeated READ request is answered again: what the responder sent beyond the message */
+        const uint64_t sent = qh ? rc_stats_get(qh)->data_bytes : 0;
+        st->retx_bytes = sent > s->flow_bytes ? sent - s->flow_bytes : 0;
+        st->data_pkts = qh ? rc_stats_get(qh)->data_pkts : 0;
+        st->acks = qr ? rc_stats_get(qr)->read_reqs : 0;
+        return;
+    }
     if (s->tr == TR_IB) {
         const rc_qp *qs = ib_rnic_qp(h, s->r_ep), *qr = ib_rnic_qp(r, (uint32_t)i);
         st->done_ps = ib_rnic_msg_times(r, i)->responder_done_ps;
@@ -198,6 +217,9 @@ static void incast_run(sim_test_ctx *c)
                         sim_param_str(p, "transport"));
     const unsigned mtu = (unsigned)sim_param_int(p, "mtu"), n = (unsigned)sim_param_int(p, "senders");
     const uint64_t flow_bytes = (uint64_t)sim_param_int(p, "flow_bytes");
+    bool read = false;
+    if (tr == TR_TCP) sim_param_not_applicable(p, "op", "transport=tcp: one message per sender (a send), no RDMA READ");
+    else read = sim_param_enum(p, "op") == 1;
     bool pfc = true, ecn = false;
     eth_switch_cfg sc;
     roce_switch_cfg_read(p, &sc);
@@ -253,16 +275,17 @@ static void incast_run(sim_test_ctx *c)
     sim_test_configured(c);
 
     network_register_kinds();
-    incast_sys s = { .tr = tr, .n = n };
+    incast_sys s = { .tr = tr, .n = n, .read = read, .flow_bytes = flow_bytes };
     s.t = incast_topo(link, n, tr == TR_IB, &s.edges);
     s.r_ep = (uint32_t)s.t->nodes[1 + n].endpoint;
     roce_flow flows[MAX_SENDERS];
     rnic_msg msgs[MAX_SENDERS];
     for (unsigned i = 0; i < n; i++) {
         uint32_t src = (uint32_t)s.t->nodes[1 + i].endpoint;
-        flows[i] = (roce_flow){ .src = src, .dst = s.r_ep, .prio = 3, .payload_bytes = mtu, .bytes = flow_bytes,
-                                .op = tr == TR_TCP ? RC_SEND : RC_WRITE };
-        msgs[i] = (rnic_msg){ .src = src, .dst = s.r_ep, .op = RC_WRITE, .bytes = flow_bytes, .post_ps = 0 };
+        flows[i] = (roce_flow){ .src = read ? s.r_ep : src, .dst = read ? src : s.r_ep, .prio = 3, .payload_bytes = mtu, .bytes = flow_bytes,
+                                .op = tr == TR_TCP ? RC_SEND : read ? RC_READ : RC_WRITE };
+        msgs[i] = (rnic_msg){ .src = read ? s.r_ep : src, .dst = read ? src : s.r_ep, .op = read ? RC_READ : RC_WRITE, .bytes = flow_bytes,
+                              .post_ps = 0 };
     }
     nc.flows = flows;
     nc.n_flows = n;
@@ -317,6 +340,13 @@ static void incast_run(sim_test_ctx *c)
         failed += st[i].failed;
     }
     if (tr != TR_IB) cnps = roce_nic_stats_get(sim_fabric_component(s.f, 1 + n))->cnps_sent;
+    uint64_t rd_cnps_in = 0, rd_cuts = 0;   /* op=read, ecn=1: the responders' limiters */
+    for (unsigned i = 0; read && ecn && i < n; i++) {
+        const roce_nic *h = sim_fabric_component(s.f, 1 + i);
+        rd_cnps_in += roce_nic_stats_get(h)->cnps_received;
+        const dcqcn_rp *rp = roce_nic_flow_rp(h, i);
+        rd_cuts += rp ? rp->cuts : 0;
+    }
     switch_totals sw;
     cJSON *map = switch_map(&s, &sw);
     char why[400] = "";
@@ -370,6 +400,10 @@ static void incast_run(sim_test_ctx *c)
         sim_check(rep, "completion_as_predicted", completion_ns <= 1.1 * (ideal_ns + path_ns),
                   "%.1f us vs %.1f us predicted (total / the hot port's goodput + a path; +10%%)", completion_ns / 1000.0,
                   (ideal_ns + path_ns) / 1000.0);
+    if (read && ecn)
+        sim_check(rep, "dcqcn_paces_read_responses", cnps > 0 && rd_cnps_in == cnps && rd_cuts > 0,
+                  "the requester sent %llu CNPs for marked READ responses, the responders took %llu and cut their rate %llu times",
+                  (unsigned long long)cnps, (unsigned long long)rd_cnps_in, (unsigned long long)rd_cuts);
     sim_fabric_free(s.f);
     topo_free(s.t);
 }

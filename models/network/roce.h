@@ -82,7 +82,7 @@ typedef struct roce_nic_stats {
     uint64_t made, sent, received, received_payload_bytes, ecn_marked, cnps_sent, cnps_received, lost, out_of_order;
 } roce_nic_stats;
 const roce_nic_stats *roce_nic_stats_get(const roce_nic *n);
-/* Per flow (index into cfg.flows): payload bytes this NIC received of it; its limiter (NULL: not the sender). */
+/* Per flow (index into cfg.flows): payload bytes this NIC received of it; its limiter (the sender's, or a READ responder's under DCQCN; NULL: neither). */
 uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow);
 const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow);
 const eth_port *roce_nic_port(const roce_nic *n);

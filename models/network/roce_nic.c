@@ -62,6 +62,11 @@ struct roce_nic {
     uint8_t *resp_flag;                   /* per flow: on resp_ready */
     sim_time_ps tmr_ps;                   /* no sender timer (DCQCN, RTO) of this NIC is due before this (a lower bound) */
     uint8_t used_prios;                   /* priorities its sending flows use */
+    /* DCQCN on READ responses: the responder (this NIC for the READ flows whose dst it is) paces them with a
+     * limiter of its own per flow; CNPs for them come back here. */
+    struct rd_slot { unsigned flow; dcqcn_rp rp; sim_time_ps next_ps; } *rd;
+    unsigned n_rd;
+    int *rd_of;                           /* flow index -> rd slot, -1 */
 };
 
 /* A sender timer may now be due as early as t. */
@@ -178,11 +183,16 @@ static void run(void *ctx)
     /* the senders' timers (DCQCN's, the RTOs) only when one may be due: each is exact whenever it runs */
     const bool timers = now >= n->tmr_ps;
     if (timers) n->tmr_ps = SIM_TIME_MAX;
-    if (n->cfg.dcqcn && timers)
+    if (n->cfg.dcqcn && timers) {
         for (unsigned i = 0; i < n->n_tx; i++) {
             dcqcn_rp_timers(&n->tx[i].rp, &n->cfg.dc, now);
             timer_at(n, dcqcn_rp_next_ps(&n->tx[i].rp));
         }
+        for (unsigned i = 0; i < n->n_rd; i++) {
+            dcqcn_rp_timers(&n->rd[i].rp, &n->cfg.dc, now);
+            timer_at(n, dcqcn_rp_next_ps(&n->rd[i].rp));
+        }
+    }
     trace_rate(n);
     while (n->rxq_len && n->rxq[n->rxq_head].due_ps <= now) {
         struct rx_wait w = n->rxq[n->rxq_head];
@@ -202,7 +212,7 @@ static void run(void *ctx)
                 n->st.made++;
                 eth_port_enqueue(n->port, tcp_packet(n, n->rx_tc[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
             }
-        if (n->cfg.rc)   /* the responders' ACKs/NAKs (and READ responses) */
+        if (n->cfg.rc && n->rd_of[f] < 0)   /* the responders' ACKs/NAKs (and READ responses without DCQCN) */
             while (n->rx_qp[f] && rc_has_packet(n->rx_qp[f])) {
                 n->st.made++;
                 eth_port_enqueue(n->port, rc_packet(n, n->rx_qp[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
@@ -219,6 +229,24 @@ static void run(void *ctx)
             rc_timer(n->tx[i].qp, now);
             timer_at(n, rc_timer_due(n->tx[i].qp));
         }
+    /* READ responses under DCQCN: each responder QP's packets at its limiter's rate, as the port's queue takes them */
+    for (unsigned i = 0; i < n->n_rd; i++) {
+        struct rd_slot *d = &n->rd[i];
+        const roce_flow *fl = &n->cfg.flows[d->flow];
+        rc_qp *q = n->rx_qp[d->flow];
+        if (!q || !rc_has_packet(q)) continue;
+        if (d->next_ps > now) {
+            if (d->next_ps < next) next = d->next_ps;
+            continue;
+        }
+        if (eth_port_queued(n->port, fl->prio) >= want) continue;   /* woken by on_tx */
+        sim_pkt *k = rc_packet(n, q, fl, d->flow, now);
+        d->next_ps = now + pace_ps(k->wire_bytes, d->rp.rc_Gbps);
+        dcqcn_rp_sent(&d->rp, &n->cfg.dc, k->wire_bytes);
+        n->st.made++;
+        eth_port_enqueue(n->port, k, fl->prio, 0);
+        if (rc_has_packet(q) && d->next_ps < next) next = d->next_ps;
+    }
     /* Priorities whose port queue is full: their flows wait for on_tx, which wakes us when the queue moves, so once
      * every priority in use is full the rest of the round can neither send nor need an earlier wake-up. */
     uint8_t full = 0;
@@ -341,6 +369,18 @@ static void rx_wait(roce_nic *n, unsigned fl, const void *hdr, sim_time_ps now)
     sim_event_notify_at(&n->wake, w->due_ps - now);
 }
 
+/* The notification point: an ECN-marked data packet makes a CNP back to the packet's sender, at most one per flow per interval. */
+static void notify(roce_nic *n, const sim_pkt *pkt, unsigned fl, sim_time_ps now)
+{
+    if (!pkt->ecn) return;
+    n->st.ecn_marked++;
+    sim_time_ps gap = (sim_time_ps)(n->cfg.dc.cnp_interval_us * 1e6 + 0.5);
+    if (n->cfg.dcqcn && (n->last_cnp_ps[fl] == SIM_TIME_MAX || now >= n->last_cnp_ps[fl] + gap)) {
+        n->last_cnp_ps[fl] = now;
+        send_cnp(n, pkt);
+    }
+}
+
 static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
 {
     (void)p;
@@ -351,13 +391,13 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
     sim_time_ps now = sim_now(n->k);
     if (pkt->flags & ETH_PKT_F_CNP) {   /* reaction point */
         int slot = n->tx_of[fl];
-        if (slot < 0) sim_fatal("%s: CNP for flow %u, which it does not send", n->name, fl);
+        if (slot < 0 && n->rd_of[fl] < 0) sim_fatal("%s: CNP for flow %u, which it does not send", n->name, fl);
         n->st.cnps_received++;
-        if (n->cfg.dcqcn) {
-            tx_flow *t = &n->tx[slot];
-            dcqcn_rp_timers(&t->rp, &n->cfg.dc, now);
-            dcqcn_rp_cnp(&t->rp, &n->cfg.dc, now);
-            timer_at(n, dcqcn_rp_next_ps(&t->rp));
+        if (n->cfg.dcqcn) {   /* the flow's limiter: the requester's, or the responder's of a READ */
+            dcqcn_rp *rp = slot >= 0 ? &n->tx[slot].rp : &n->rd[n->rd_of[fl]].rp;
+            dcqcn_rp_timers(rp, &n->cfg.dc, now);
+            dcqcn_rp_cnp(rp, &n->cfg.dc, now);
+            timer_at(n, dcqcn_rp_next_ps(rp));
             /* the packet already scheduled keeps its time; later ones go at the new rate */
             trace_rate(n);
             sim_event_notify_at(&n->wake, 0);
@@ -380,7 +420,10 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
         if (n->cfg.rx_ns > 0) rx_wait(n, fl, h, now);
         else rc_take(n, fl, h, now);
         if (to_requester) {   /* ACK, NAK, READ response: the data the requester counts is the QP's */
-            if (h->opcode == RC_READ_RESP) n->rx_bytes[fl] += pkt->payload_bytes;
+            if (h->opcode == RC_READ_RESP) {
+                n->rx_bytes[fl] += pkt->payload_bytes;
+                notify(n, pkt, fl, now);   /* a READ's data: its CNPs go back to the responder */
+            }
             sim_pkt_free(pkt);
             return;
         }
@@ -392,14 +435,7 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
     n->st.received++;
     n->st.received_payload_bytes += pkt->payload_bytes;
     n->rx_bytes[fl] += pkt->payload_bytes;
-    if (pkt->ecn) {   /* notification point */
-        n->st.ecn_marked++;
-        sim_time_ps gap = (sim_time_ps)(n->cfg.dc.cnp_interval_us * 1e6 + 0.5);
-        if (n->cfg.dcqcn && (n->last_cnp_ps[fl] == SIM_TIME_MAX || now >= n->last_cnp_ps[fl] + gap)) {
-            n->last_cnp_ps[fl] = now;
-            send_cnp(n, pkt);
-        }
-    }
+    notify(n, pkt, fl, now);
     sim_pkt_free(pkt);
 }
 
@@ -439,7 +475,6 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         if (c->tcp && (fl->bytes == UINT64_MAX || !fl->bytes)) { snprintf(why, why_n, "flow %u: a TCP message needs 1 or more bytes, not endless", i); return NULL; }
         if (!c->rc && fl->op != RC_WRITE && !(c->tcp && fl->op == RC_SEND)) { snprintf(why, why_n, "flow %u: SEND and READ need rc (queue pairs); tcp sends only", i); return NULL; }
         if (c->tcp && fl->op != RC_SEND) { snprintf(why, why_n, "flow %u: TCP carries a SEND (a message), not an RDMA WRITE or READ", i); return NULL; }
-        if (fl->op == RC_READ && c->dcqcn) { snprintf(why, why_n, "flow %u: DCQCN on READ responses is not modelled; allowed: READ with ecn off", i); return NULL; }
     }
     roce_nic *n = calloc(1, sizeof *n);
     if (!n) sim_fatal("out of memory");
@@ -471,6 +506,19 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     n->resp_flag = calloc(nf, 1);
     if (!n->resp_ready || !n->resp_flag) sim_fatal("out of memory");
     n->tmr_ps = 0;   /* the first run looks at every timer */
+    n->rd_of = malloc(nf * sizeof *n->rd_of);
+    if (!n->rd_of) sim_fatal("out of memory");
+    for (unsigned i = 0; i < nf; i++) n->rd_of[i] = -1;
+    for (unsigned i = 0; c->rc && c->dcqcn && i < c->n_flows; i++)
+        if (c->flows[i].dst == n->index && c->flows[i].op == RC_READ) n->n_rd++;
+    n->rd = calloc(n->n_rd ? n->n_rd : 1, sizeof *n->rd);
+    if (!n->rd) sim_fatal("out of memory");
+    for (unsigned i = 0, j = 0; j < n->n_rd; i++)
+        if (c->flows[i].dst == n->index && c->flows[i].op == RC_READ) {
+            n->rd[j] = (struct rd_slot){ .flow = i };
+            dcqcn_rp_init(&n->rd[j].rp, n->line_Gbps);
+            n->rd_of[i] = (int)j++;
+        }
     for (unsigned i = 0; i < nf; i++) n->tx_of[i] = -1, n->last_cnp_ps[i] = SIM_TIME_MAX;
     for (unsigned i = 0; i < c->n_flows; i++) {
         if (c->flows[i].src != n->index) continue;
@@ -592,7 +640,7 @@ static void nic_free(void *comp)
     for (unsigned f = 0; f < n->cfg.n_flows; f++) rc_qp_free(n->rx_qp[f]);
     free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
     free(n->rx_qp), free(n->rx_tc), free(n->owners), free(n->done_ps), free(n->acked_ps), free(n->rxq);
-    free(n->resp_ready), free(n->resp_flag);
+    free(n->resp_ready), free(n->resp_flag), free(n->rd), free(n->rd_of);
     free(n);
 }
 
@@ -600,7 +648,9 @@ const roce_nic_stats *roce_nic_stats_get(const roce_nic *n) { return &n->st; }
 uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->rx_bytes[flow] : 0; }
 const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow)
 {
-    return flow < n->cfg.n_flows && n->tx_of[flow] >= 0 ? &n->tx[n->tx_of[flow]].rp : NULL;
+    if (flow >= n->cfg.n_flows) return NULL;
+    if (n->tx_of[flow] >= 0) return &n->tx[n->tx_of[flow]].rp;
+    return n->rd_of[flow] >= 0 ? &n->rd[n->rd_of[flow]].rp : NULL;
 }
 const eth_port *roce_nic_port(const roce_nic *n) { return n->port; }
 sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->done_ps[flow] : 0; }
