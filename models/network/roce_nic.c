@@ -12,7 +12,7 @@
  * flow's priority, and the requester's timeout runs on the NIC's wake-ups.
  * With cfg.tcp each flow is one message on a TCP connection (tcp.h) instead,
  * the same way, and the host stack's per-message CPU time on each side. */
-#include "models/network/roce.h"
+#include "models/network/roce_nic_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,54 +20,6 @@
 
 #define CNP_PAYLOAD_BYTES 16u
 
-typedef struct tx_flow {
-    unsigned index;                /* into cfg.flows */
-    dcqcn_rp rp;
-    uint64_t sent_bytes, seq;
-    sim_time_ps next_ps;           /* the limiter lets the next packet go then */
-    rc_qp *qp;                     /* rc: the requester */
-    tcp_conn *tc;                  /* tcp: the sender */
-} tx_flow;
-
-typedef struct qp_owner { struct roce_nic *n; unsigned flow; } qp_owner;
-
-struct roce_nic {
-    sim_fabric *f;
-    sim_kernel *k;
-    uint32_t node, index;
-    roce_nic_cfg cfg;
-    eth_port *port;
-    const topo_link *link;
-    double line_Gbps;
-    sim_pkt_pool pool;
-    char name[TOPO_NAME_MAX + 1];
-    tx_flow *tx; unsigned n_tx, rr;
-    int *tx_of;                    /* flow index -> tx slot, -1 */
-    uint64_t *rx_bytes, *expect;
-    sim_time_ps *last_cnp_ps;      /* per flow, SIM_TIME_MAX: none yet */
-    sim_process proc;
-    sim_event wake;
-    roce_nic_stats st;
-    sim_trace_var tv_rate;         /* waves: the first flow's Rc in Mb/s */
-    sim_trace *tr;
-    rc_qp **rx_qp;                 /* rc, per flow: the responder (made on its first packet) */
-    tcp_conn **rx_tc;              /* tcp, per flow: the receiver */
-    qp_owner *owners;              /* per flow: the QPs' completion context */
-    sim_time_ps *done_ps;          /* rc, per flow: its last byte in order here */
-    sim_time_ps *acked_ps;         /* rc, per flow: its message done at its sender */
-    struct rx_wait { sim_time_ps due_ps; unsigned flow; union { rc_hdr h; tcp_seg seg; }; } *rxq;   /* packets in the NIC's rx_ns */
-    uint32_t rxq_head, rxq_len, rxq_cap;
-    /* So a wake-up costs what is ready, not every flow (64:1 incast, 128-host all-to-all): */
-    unsigned *resp_ready, n_resp_ready;   /* flows whose receiving end (QP or connection) took a packet since the last run */
-    uint8_t *resp_flag;                   /* per flow: on resp_ready */
-    sim_time_ps tmr_ps;                   /* no sender timer (DCQCN, RTO) of this NIC is due before this (a lower bound) */
-    uint8_t used_prios;                   /* priorities its sending flows use */
-    /* DCQCN on READ responses: the responder (this NIC for the READ flows whose dst it is) paces them with a
-     * limiter of its own per flow; CNPs for them come back here. */
-    struct rd_slot { unsigned flow; dcqcn_rp rp; sim_time_ps next_ps; } *rd;
-    unsigned n_rd;
-    int *rd_of;                           /* flow index -> rd slot, -1 */
-};
 
 /* A sender timer may now be due as early as t. */
 static void timer_at(roce_nic *n, sim_time_ps t)
@@ -569,109 +521,11 @@ static void start(void *comp)
     if (first != SIM_TIME_MAX) sim_event_notify_at(&n->wake, first > now ? first - now : 0);
 }
 
-static void count_data(sim_pkt *k, void *ctx)
-{
-    if (!(k->flags & ETH_PKT_F_CNP)) (*(uint64_t *)ctx)++;
-}
-
-static int check(const void *comp, bool drained, char *why, size_t why_n)
-{
-    const roce_nic *n = comp;
-    if (eth_port_check(n->port, drained, why, why_n)) return -1;
-    uint64_t queued = 0;   /* data packets at the port (CNPs share its queues) */
-    eth_port_for_each_held(n->port, count_data, &queued);
-    if (n->st.made != n->st.sent + queued) {
-        snprintf(why, why_n, "%s: made %llu data packets, sent %llu, queued %llu", n->name, (unsigned long long)n->st.made,
-                 (unsigned long long)n->st.sent, (unsigned long long)queued);
-        return -1;
-    }
-    if (n->st.out_of_order) {
-        snprintf(why, why_n, "%s: %llu packets out of order", n->name, (unsigned long long)n->st.out_of_order);
-        return -1;
-    }
-    if (drained && n->rxq_len) {
-        snprintf(why, why_n, "%s: %u packets still in its receive processing after the drain", n->name, n->rxq_len);
-        return -1;
-    }
-    for (unsigned f = 0; n->cfg.tcp && f < n->cfg.n_flows; f++) {
-        const tcp_conn *tc = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].tc : n->rx_tc[f];
-        if (!tc) continue;
-        if (tcp_check(tc, why, why_n)) return -1;
-        if (tcp_failed(tc)) {
-            snprintf(why, why_n, "%s: flow %u's connection failed after %u timeouts in a row", n->name, f, n->cfg.tcpc.max_retries + 1);
-            return -1;
-        }
-        if (drained && !tcp_idle(tc)) {
-            snprintf(why, why_n, "%s: flow %u's connection still has work after the drain", n->name, f);
-            return -1;
-        }
-    }
-    for (unsigned f = 0; n->cfg.rc && f < n->cfg.n_flows; f++) {
-        const rc_qp *q = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].qp : n->rx_qp[f];
-        if (!q) continue;
-        if (rc_check(q, why, why_n)) return -1;
-        if (rc_failed(q)) {
-            snprintf(why, why_n, "%s: flow %u's QP failed after %u timeouts in a row", n->name, f, n->cfg.rcc.retry_cnt + 1);
-            return -1;
-        }
-        if (drained && !rc_idle(q)) {
-            snprintf(why, why_n, "%s: flow %u's QP still has work after the drain", n->name, f);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void held(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
-{
-    const roce_nic *n = comp;
-    if (n->port) eth_port_for_each_held(n->port, fn, ctx);
-}
-
-static void reset(void *comp) { eth_port_reset_stats(((roce_nic *)comp)->port); }
-
-static void nic_free(void *comp)
-{
-    roce_nic *n = comp;
-    eth_port_free(n->port);
-    sim_pkt_pool_free(&n->pool);
-    for (unsigned i = 0; i < n->n_tx; i++) rc_qp_free(n->tx[i].qp), tcp_conn_free(n->tx[i].tc);
-    for (unsigned f = 0; f < n->cfg.n_flows; f++) tcp_conn_free(n->rx_tc[f]);
-    for (unsigned f = 0; f < n->cfg.n_flows; f++) rc_qp_free(n->rx_qp[f]);
-    free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
-    free(n->rx_qp), free(n->rx_tc), free(n->owners), free(n->done_ps), free(n->acked_ps), free(n->rxq);
-    free(n->resp_ready), free(n->resp_flag), free(n->rd), free(n->rd_of);
-    free(n);
-}
-
-const roce_nic_stats *roce_nic_stats_get(const roce_nic *n) { return &n->st; }
-uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->rx_bytes[flow] : 0; }
-const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow)
-{
-    if (flow >= n->cfg.n_flows) return NULL;
-    if (n->tx_of[flow] >= 0) return &n->tx[n->tx_of[flow]].rp;
-    return n->rd_of[flow] >= 0 ? &n->rd[n->rd_of[flow]].rp : NULL;
-}
-const eth_port *roce_nic_port(const roce_nic *n) { return n->port; }
-sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->done_ps[flow] : 0; }
-sim_time_ps roce_nic_flow_acked_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->acked_ps[flow] : 0; }
-const tcp_conn *roce_nic_flow_conn(const roce_nic *n, unsigned flow)
-{
-    if (flow >= n->cfg.n_flows) return NULL;
-    return n->tx_of[flow] >= 0 ? n->tx[n->tx_of[flow]].tc : n->rx_tc[flow];
-}
-
-const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow)
-{
-    if (flow >= n->cfg.n_flows) return NULL;
-    return n->tx_of[flow] >= 0 ? n->tx[n->tx_of[flow]].qp : n->rx_qp[flow];
-}
-
 void roce_nic_register(void)
 {
     static const sim_fabric_kind kind = {
-        .name = "roce_nic", .build = build, .ingress = NULL, .connect = connect, .start = start, .check = check,
-        .reset_stats = reset, .held = held, .free = nic_free, .partitionable = false,
+        .name = "roce_nic", .build = build, .ingress = NULL, .connect = connect, .start = start, .check = roce_nic_check,
+        .reset_stats = roce_nic_reset, .held = roce_nic_held, .free = roce_nic_free, .partitionable = false,
     };
     sim_fabric_kind_register(&kind);
 }
