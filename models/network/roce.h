@@ -56,7 +56,7 @@ typedef struct roce_flow {
     uint32_t payload_bytes;        /* per packet (the MTU): 256..4096 */
     uint64_t bytes;                /* payload to send; UINT64_MAX: without end */
     double start_us;
-    rc_op op;                      /* rc: the message (WRITE, the default; SEND; READ: the responder sends the data) */
+    rc_op op;                      /* rc: the message (WRITE, the default; SEND; READ: the responder sends the data, paced by its own DCQCN limiter) */
 } roce_flow;
 
 /* A TCP segment's framing on these links: TCP 20 B where RoCE v2 has UDP 8 + BTH 12 + ICRC 4 (the presets' 82 B). */

@@ -10,6 +10,8 @@
  * (rc.h): the limiter paces the requester's packets (first sends and
  * retransmissions alike), the responder's ACKs and NAKs go at once on the
  * flow's priority, and the requester's timeout runs on the NIC's wake-ups.
+ * A READ's responses come from its responder, which with DCQCN paces them with
+ * a limiter of its own for the flow (the requester sends their CNPs back).
  * With cfg.tcp each flow is one message on a TCP connection (tcp.h) instead,
  * the same way, and the host stack's per-message CPU time on each side. */
 #include "models/network/roce_nic_impl.h"
