@@ -70,6 +70,14 @@ double topo_preset_GBps(const topo_preset *p)
     return p->lane_Gbps * (double)p->lanes * (double)p->enc_num / (double)p->enc_den / 8.0;
 }
 
+enum topo_preset_family topo_preset_family(const topo_preset *p)
+{
+    if (!p) return TOPO_FAMILY_OTHER;
+    if (!strncmp(p->name, "ib-", 3)) return TOPO_FAMILY_IB;
+    if (!strncmp(p->name, "roce-", 5) || !strncmp(p->name, "eth-", 4)) return TOPO_FAMILY_ETH;
+    return TOPO_FAMILY_OTHER;
+}
+
 const topo_preset *topo_preset_find(const char *name)
 {
     for (unsigned i = 0; name && i < N_PRESETS; i++)

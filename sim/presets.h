@@ -18,6 +18,12 @@ typedef struct topo_preset {
     const char *source;        /* where the figures come from */
 } topo_preset;
 
+/* The network a link preset belongs to, from its name: ib-* InfiniBand,
+ * roce-* and eth-* Ethernet; the generators map it to node kinds
+ * (docs/topology.md, "Node kinds from the link preset"). */
+enum topo_preset_family { TOPO_FAMILY_OTHER, TOPO_FAMILY_IB, TOPO_FAMILY_ETH };
+enum topo_preset_family topo_preset_family(const topo_preset *p);
+
 /* lane_Gbps x lanes x enc_num / enc_den / 8: per direction, GB/s. */
 double topo_preset_GBps(const topo_preset *p);
 const topo_preset *topo_preset_find(const char *name);

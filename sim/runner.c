@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim/net_presets.h"
 #include "sim/presets.h"
 
 #define MAX_TESTS 128
@@ -118,7 +119,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: simrun list\n"
-            "       simrun list-presets   the link presets (topo link=) and their figures\n"
+            "       simrun list-presets   the link presets (topo link=) and the NIC/switch presets (nic=, switch=) with their figures\n"
             "       simrun TEST help\n"
             "       simrun [--regress] [--quiet] [--out DIR] TEST [key=value ...]\n"
             "       simrun [--regress] --check-params TEST [key=value ...]\n"
@@ -198,6 +199,7 @@ static int runner_main(int argc, char **argv, const sim_pdes_transport *tr)
     }
     if (!strcmp(name, "list-presets")) {
         topo_presets_print(stdout);
+        net_device_presets_print(stdout);
         return 0;
     }
     const sim_test_def *t = find_test(name);

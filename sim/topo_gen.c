@@ -15,7 +15,8 @@
 static const char gen_help[] =
     "ring:N (3..4096), fullmesh:N (2..64), star:N (2..64), mesh2d:RxC (1..256 each), torus2d:RxC (3..256 each), "
     "torus3d:XxYxZ (3..64 each), fattree:K (even, 2..64), leafspine:LEAVES,SPINES,HOSTS_PER_LEAF[,UPLINKS] "
-    "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64), "
+    "(leaf radix HOSTS+SPINES*UPLINKS <= 64, spine radix LEAVES*UPLINKS <= 64); each of these may end in ,kinds=auto|generic|network "
+    "(auto: ib-* links make ib_rnic/ib_switch nodes, roce-*/eth-* links roce_nic/eth_switch, when models/network registered them), "
     "host-gpu:gen=G,lanes=L (G 1..6, L 1|2|4|8|16; kinds host and gpu: models/server), "
     "server:gpus=G,nics=N,gen=5,switches=S[,lanes=L] (an HGX-like server: G 1..32 GPUs spread evenly under S 1..16 PCIe switches, "
     "N NICs spread the same way, N 0 or a multiple of S; kinds server_host, pcie_switch, gpu, nic), "
@@ -248,6 +249,44 @@ static topo *dgx_h100(topo *t, const char *args, char *err, size_t errlen)
     return t;
 }
 
+/* Node kinds from the link preset's family (docs/topology.md, "Node kinds
+ * from the link preset"): InfiniBand presets give ib_rnic endpoints and
+ * ib_switch switches, Ethernet/RoCE ones roce_nic and eth_switch, when those
+ * kinds are registered (models/network: network_register_kinds()) -- auto;
+ * `generic` keeps endpoint/switch; `network` insists (an error if it cannot). */
+enum gen_kinds_mode { GEN_KINDS_AUTO, GEN_KINDS_GENERIC, GEN_KINDS_NETWORK };
+
+static int network_kinds(topo *t, enum gen_kinds_mode mode, const char **ep, const char **sw, char *err, size_t errlen)
+{
+    if (mode == GEN_KINDS_GENERIC) return 0;
+    enum topo_preset_family fam = topo_preset_family(t->default_preset);
+    const char *e = fam == TOPO_FAMILY_IB ? "ib_rnic" : fam == TOPO_FAMILY_ETH ? "roce_nic" : NULL;
+    const char *s = fam == TOPO_FAMILY_IB ? "ib_switch" : fam == TOPO_FAMILY_ETH ? "eth_switch" : NULL;
+    if (e && topo_kind_find(e) && topo_kind_find(s)) {
+        *ep = e, *sw = s;
+        return 0;
+    }
+    if (mode == GEN_KINDS_AUTO) return 0;
+    if (!e) {
+        topo_fail(t, err, errlen, "kinds=network: link preset %s has no network kinds; allowed: an ib-*, roce-* or eth-* preset, or kinds=generic",
+                  t->default_preset ? t->default_preset->name : "(none)");
+        return -1;
+    }
+    topo_fail(t, err, errlen, "kinds=network: kinds %s and %s are not registered (network_register_kinds, models/network)", e, s);
+    return -1;
+}
+
+/* The generic kinds the generator used, to the network ones (same radix limits, same terminal/forwarding roles). */
+static void relabel(topo *t, const char *ep, const char *sw)
+{
+    const topo_kind *ek = topo_kind_find(ep), *sk = topo_kind_find(sw);
+    for (uint32_t i = 0; i < t->n_nodes; i++) {
+        const topo_kind *k = t->nodes[i].kind;
+        if (!strcmp(k->name, "endpoint")) t->nodes[i].kind = ek;
+        else if (!strcmp(k->name, "switch")) t->nodes[i].kind = sk;
+    }
+}
+
 /* Strict decimal: digits only, at most 7 of them. Returns chars read or 0. */
 static unsigned read_uint(const char *s, unsigned *v)
 {
@@ -301,6 +340,25 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
     for (unsigned i = 0; i < sizeof known / sizeof *known; i++)
         if (nlen == strlen(known[i]) && !strncmp(spec, known[i], nlen)) is_known = true;
     if (!is_known) return topo_fail(t, err, errlen, "unknown generator '%.*s'; allowed: %s", (int)(nlen > 40 ? 40 : nlen), spec, gen_help);
+    /* an optional last ",kinds=auto|generic|network": which kinds the generator's nodes take */
+    char sizes[64];
+    enum gen_kinds_mode kmode = GEN_KINDS_AUTO;
+    const char *kk = strstr(args, "kinds=");
+    if (kk) {
+        if (kk == args || kk[-1] != ',')
+            return topo_fail(t, err, errlen, "%s: kinds= must come last, after a comma ('%.40s'); allowed: %s", name, args, gen_help);
+        if (!strcmp(kk + 6, "auto")) kmode = GEN_KINDS_AUTO;
+        else if (!strcmp(kk + 6, "generic")) kmode = GEN_KINDS_GENERIC;
+        else if (!strcmp(kk + 6, "network")) kmode = GEN_KINDS_NETWORK;
+        else return topo_fail(t, err, errlen, "%s: kinds=%.20s; allowed: auto, generic, network", name, kk + 6);
+        size_t slen = (size_t)(kk - 1 - args);
+        if (slen >= sizeof sizes) return topo_fail(t, err, errlen, "%s: bad sizes '%.40s'; allowed: %s", name, args, gen_help);
+        memcpy(sizes, args, slen);
+        sizes[slen] = 0;
+        args = sizes;
+    }
+    const char *ep_kind = "endpoint", *sw_kind = "switch";
+    if (network_kinds(t, kmode, &ep_kind, &sw_kind, err, errlen)) return NULL;
     if (read_list(args, sep, min, want, v) < 0)
         return topo_fail(t, err, errlen, "%s: bad sizes '%s'; allowed: %s", name, args, gen_help);
     snprintf(t->generator, sizeof t->generator, "%s", name);
@@ -353,6 +411,7 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
         leafspine(t, v[0], v[1], v[2], v[3]);
     }
 #undef RANGE
+    relabel(t, ep_kind, sw_kind);
     if (t->n_nodes > GEN_MAX_NODES) sim_fatal("generator %s made %u nodes", spec, t->n_nodes);
     if (topo_finish(t, err, errlen)) sim_fatal("generator %s made a bad graph: %s", spec, err);
     return t;

@@ -6,6 +6,7 @@
 #define TB_ROCE_COMMON_H
 
 #include "models/network/network.h"
+#include "sim/net_presets.h"
 #include "sim/sim.h"
 
 #include <cjson/cJSON.h>
@@ -22,6 +23,9 @@
  * XON 3 KB below it: the HPCC ns-3 switch MMU; headroom: Mellanox's rule. */
 #define ROCE_COMMON_PARAMS                                                                                                  \
     SIM_PARAM_ENUM("link", "roce-100g", ROCE_LINKS, "link preset of every link (rate, RoCE v2 framing)"),                     \
+    ROCE_SWITCH_PARAMS
+/* The same without link= (a test that takes other links too declares its own). */
+#define ROCE_SWITCH_PARAMS                                                                                                  \
     SIM_PARAM_INT("mtu", "1024", "B", 256, 4096, "payload per packet"),                                                       \
     SIM_PARAM_DOUBLE("kmin_bytes", "5000", "B", 0, 1e9, "RED: no ECN mark below this egress queue"),                          \
     SIM_PARAM_DOUBLE("kmax_bytes", "200000", "B", 1, 1e9, "RED: every packet marked above this egress queue"),               \
@@ -41,6 +45,22 @@
     SIM_PARAM_DOUBLE("rhai_Mbps", "100", "Mb/s", 0, 1e6, "DCQCN hyper increase R_HAI"),                                       \
     SIM_PARAM_DOUBLE("min_rate_Mbps", "100", "Mb/s", 1, 1e6, "DCQCN: the rate limiter's floor"),                              \
     SIM_PARAM_DOUBLE("cnp_interval_us", "50", "us", 0, 1e6, "notification point: at most one CNP per flow per this")
+
+/* A device preset parameter (nic=, switch=; sim/net_presets.h): NULL for "auto" (the kinds' defaults), else the
+ * preset, which must be a NIC or a switch as asked and run the test's link (exit 2 naming the allowed ones). */
+static inline const net_device_preset *net_device_param(const sim_params *p, const char *param, bool is_switch, const char *link)
+{
+    const char *v = sim_param_str(p, param);
+    if (!strcmp(v, "auto")) return NULL;
+    const net_device_preset *d = net_device_preset_find(v);
+    char names[512];
+    net_device_preset_names(is_switch, names, sizeof names);
+    if (!d || d->is_switch != is_switch) sim_input_error("%s=%s: not a %s preset; allowed: auto|%s", param, v, is_switch ? "switch" : "NIC", names);
+    if (strcmp(d->link, link))
+        sim_input_error("%s=%s runs %s links, not link=%s; allowed: a %s preset of link %s (simrun list-presets)", param, v, d->link, link,
+                        is_switch ? "switch" : "NIC", link);
+    return d;
+}
 
 /* Switch settings common to both tests (buffer_bytes, pfc, ecn: the test's). */
 static inline void roce_switch_cfg_read(const sim_params *p, eth_switch_cfg *s)

@@ -280,6 +280,35 @@ START_TEST(bad_tables_refused)
 }
 END_TEST
 
+/* The generators give their nodes the network kinds of the link preset's family once those kinds are registered
+ * (sim/topo_gen.c); kinds=generic keeps endpoint/switch, kinds=network insists, other presets stay generic. */
+static void expect_kinds(const char *spec, const char *preset, const char *ep, const char *sw)
+{
+    topo *t = topo_from_string(spec, preset, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s on %s: %s", spec, preset, err);
+    for (uint32_t i = 0; i < t->n_nodes; i++)
+        ck_assert_str_eq(t->nodes[i].kind->name, t->nodes[i].endpoint >= 0 ? ep : sw);
+    topo_free(t);
+}
+
+START_TEST(generators_take_network_kinds)
+{
+    network_register_kinds();   /* (unregistered, auto stays generic: fabric_traffic on ib-ndr shows it) */
+    expect_kinds("leafspine:2,2,2", "ib-ndr", "ib_rnic", "ib_switch");
+    expect_kinds("fattree:4", "ib-hdr", "ib_rnic", "ib_switch");
+    expect_kinds("star:4", "roce-400g", "roce_nic", "eth_switch");
+    expect_kinds("ring:4", "eth-100g", "roce_nic", "eth_switch");
+    expect_kinds("leafspine:2,2,2,kinds=generic", "roce-400g", "endpoint", "switch");
+    expect_kinds("torus2d:3x3,kinds=network", "ib-xdr", "ib_rnic", "ib_switch");
+    expect_kinds("star:4", "nvlink4", "endpoint", "switch");   /* no network kinds for NVLink */
+    ck_assert_ptr_null(topo_from_string("star:4,kinds=network", "nvlink4", err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "no network kinds"));
+    ck_assert_ptr_null(topo_from_string("star:4,kinds=other", "ib-ndr", err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "allowed: auto, generic, network"));
+    ck_assert_ptr_null(topo_from_string("star:kinds=network", "ib-ndr", err, sizeof err));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ib");
@@ -292,6 +321,7 @@ int main(void)
     tcase_add_test(tc, zero_load_latency_through_switch);
     tcase_add_test(tc, leafspine_all_to_all_lossless);
     tcase_add_test(tc, bad_tables_refused);
+    tcase_add_test(tc, generators_take_network_kinds);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

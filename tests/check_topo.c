@@ -337,7 +337,15 @@ START_TEST(test_generator_refusals)
     refused_gen("leafspine:1,1,1", "1 host(s)");
     refused_gen("/no/such/file.json", "cannot open '/no/such/file.json'");
     refused_gen("", "empty");
+    /* the network kinds (models/network) are not registered here: auto stays generic, network insists */
+    refused_gen("leafspine:2,2,2,kinds=network", "kinds ib_rnic and ib_switch are not registered");
+    refused_gen("leafspine:2,2,2,kinds=maybe", "allowed: auto, generic, network");
+    refused_gen("leafspine:kinds=auto", "kinds= must come last");
     err[0] = 0;
+    topo *gt = topo_from_string("leafspine:2,2,2,kinds=auto", "ib-ndr", err, sizeof err);
+    ck_assert_msg(gt != NULL, "%s", err);
+    ck_assert_str_eq(gt->nodes[0].kind->name, "endpoint");
+    topo_free(gt);
     ck_assert_ptr_null(topo_from_string("ring:4", "nvlink9", err, sizeof err));
     ck_assert_msg(strstr(err, "link: unknown preset 'nvlink9'"), "%s", err);
 }

@@ -56,7 +56,7 @@ typedef struct roce_flow {
     uint32_t payload_bytes;        /* per packet (the MTU): 256..4096 */
     uint64_t bytes;                /* payload to send; UINT64_MAX: without end */
     double start_us;
-    rc_op op;                      /* rc: the message (WRITE, the default; SEND; READ: the responder sends the data) */
+    rc_op op;                      /* rc: the message (WRITE, the default; SEND; READ: the responder sends the data, paced by its own DCQCN limiter) */
 } roce_flow;
 
 /* A TCP segment's framing on these links: TCP 20 B where RoCE v2 has UDP 8 + BTH 12 + ICRC 4 (the presets' 82 B). */
@@ -82,7 +82,7 @@ typedef struct roce_nic_stats {
     uint64_t made, sent, received, received_payload_bytes, ecn_marked, cnps_sent, cnps_received, lost, out_of_order;
 } roce_nic_stats;
 const roce_nic_stats *roce_nic_stats_get(const roce_nic *n);
-/* Per flow (index into cfg.flows): payload bytes this NIC received of it; its limiter (NULL: not the sender). */
+/* Per flow (index into cfg.flows): payload bytes this NIC received of it; its limiter (the sender's, or a READ responder's under DCQCN; NULL: neither). */
 uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow);
 const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow);
 const eth_port *roce_nic_port(const roce_nic *n);

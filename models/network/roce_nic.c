@@ -10,9 +10,11 @@
  * (rc.h): the limiter paces the requester's packets (first sends and
  * retransmissions alike), the responder's ACKs and NAKs go at once on the
  * flow's priority, and the requester's timeout runs on the NIC's wake-ups.
+ * A READ's responses come from its responder, which with DCQCN paces them with
+ * a limiter of its own for the flow (the requester sends their CNPs back).
  * With cfg.tcp each flow is one message on a TCP connection (tcp.h) instead,
  * the same way, and the host stack's per-message CPU time on each side. */
-#include "models/network/roce.h"
+#include "models/network/roce_nic_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,44 +22,25 @@
 
 #define CNP_PAYLOAD_BYTES 16u
 
-typedef struct tx_flow {
-    unsigned index;                /* into cfg.flows */
-    dcqcn_rp rp;
-    uint64_t sent_bytes, seq;
-    sim_time_ps next_ps;           /* the limiter lets the next packet go then */
-    rc_qp *qp;                     /* rc: the requester */
-    tcp_conn *tc;                  /* tcp: the sender */
-} tx_flow;
 
-typedef struct qp_owner { struct roce_nic *n; unsigned flow; } qp_owner;
+/* A sender timer may now be due as early as t. */
+static void timer_at(roce_nic *n, sim_time_ps t)
+{
+    if (t < n->tmr_ps) n->tmr_ps = t;
+}
 
-struct roce_nic {
-    sim_fabric *f;
-    sim_kernel *k;
-    uint32_t node, index;
-    roce_nic_cfg cfg;
-    eth_port *port;
-    const topo_link *link;
-    double line_Gbps;
-    sim_pkt_pool pool;
-    char name[TOPO_NAME_MAX + 1];
-    tx_flow *tx; unsigned n_tx, rr;
-    int *tx_of;                    /* flow index -> tx slot, -1 */
-    uint64_t *rx_bytes, *expect;
-    sim_time_ps *last_cnp_ps;      /* per flow, SIM_TIME_MAX: none yet */
-    sim_process proc;
-    sim_event wake;
-    roce_nic_stats st;
-    sim_trace_var tv_rate;         /* waves: the first flow's Rc in Mb/s */
-    sim_trace *tr;
-    rc_qp **rx_qp;                 /* rc, per flow: the responder (made on its first packet) */
-    tcp_conn **rx_tc;              /* tcp, per flow: the receiver */
-    qp_owner *owners;              /* per flow: the QPs' completion context */
-    sim_time_ps *done_ps;          /* rc, per flow: its last byte in order here */
-    sim_time_ps *acked_ps;         /* rc, per flow: its message done at its sender */
-    struct rx_wait { sim_time_ps due_ps; unsigned flow; union { rc_hdr h; tcp_seg seg; }; } *rxq;   /* packets in the NIC's rx_ns */
-    uint32_t rxq_head, rxq_len, rxq_cap;
-};
+static void resp_mark(roce_nic *n, unsigned fl)
+{
+    if (n->resp_flag[fl]) return;
+    n->resp_flag[fl] = 1;
+    n->resp_ready[n->n_resp_ready++] = fl;
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
 
 static void on_rc_done(void *ctx, uint32_t msg, rc_op op, bool requester, uint64_t bytes)
 {
@@ -151,12 +134,19 @@ static void run(void *ctx)
     roce_nic *n = ctx;
     sim_time_ps now = sim_now(n->k), next = SIM_TIME_MAX;
     unsigned want = n->cfg.queue_pkts ? n->cfg.queue_pkts : 2;
-    if (n->cfg.dcqcn)
+    /* the senders' timers (DCQCN's, the RTOs) only when one may be due: each is exact whenever it runs */
+    const bool timers = now >= n->tmr_ps;
+    if (timers) n->tmr_ps = SIM_TIME_MAX;
+    if (n->cfg.dcqcn && timers) {
         for (unsigned i = 0; i < n->n_tx; i++) {
             dcqcn_rp_timers(&n->tx[i].rp, &n->cfg.dc, now);
-            sim_time_ps t = dcqcn_rp_next_ps(&n->tx[i].rp);
-            if (t < next) next = t;
+            timer_at(n, dcqcn_rp_next_ps(&n->tx[i].rp));
         }
+        for (unsigned i = 0; i < n->n_rd; i++) {
+            dcqcn_rp_timers(&n->rd[i].rp, &n->cfg.dc, now);
+            timer_at(n, dcqcn_rp_next_ps(&n->rd[i].rp));
+        }
+    }
     trace_rate(n);
     while (n->rxq_len && n->rxq[n->rxq_head].due_ps <= now) {
         struct rx_wait w = n->rxq[n->rxq_head];
@@ -166,29 +156,57 @@ static void run(void *ctx)
         else rc_take(n, w.flow, &w.h, now);
     }
     if (n->rxq_len && n->rxq[n->rxq_head].due_ps < next) next = n->rxq[n->rxq_head].due_ps;
-    if (n->cfg.tcp) {   /* the receivers' ACKs at once; the senders' timeouts */
-        for (unsigned f = 0; f < n->cfg.n_flows; f++)
+    /* the receiving ends' answers at once, in flow order (a run drains them all, so only those that took a packet have any) */
+    if (n->n_resp_ready > 1) qsort(n->resp_ready, n->n_resp_ready, sizeof *n->resp_ready, cmp_unsigned);
+    for (unsigned r = 0; r < n->n_resp_ready; r++) {
+        unsigned f = n->resp_ready[r];
+        n->resp_flag[f] = 0;
+        if (n->cfg.tcp)   /* the receivers' ACKs */
             while (n->rx_tc[f] && tcp_has_segment(n->rx_tc[f])) {
                 n->st.made++;
                 eth_port_enqueue(n->port, tcp_packet(n, n->rx_tc[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
             }
-        for (unsigned i = 0; i < n->n_tx; i++) {
-            tcp_timer(n->tx[i].tc, now);
-            if (tcp_timer_due(n->tx[i].tc) < next) next = tcp_timer_due(n->tx[i].tc);
-        }
-    }
-    if (n->cfg.rc) {   /* the responders' ACKs/NAKs at once; the requesters' timeouts */
-        for (unsigned f = 0; f < n->cfg.n_flows; f++)
+        if (n->cfg.rc && n->rd_of[f] < 0)   /* the responders' ACKs/NAKs (and READ responses without DCQCN) */
             while (n->rx_qp[f] && rc_has_packet(n->rx_qp[f])) {
                 n->st.made++;
                 eth_port_enqueue(n->port, rc_packet(n, n->rx_qp[f], &n->cfg.flows[f], f, now), n->cfg.flows[f].prio, 0);
             }
+    }
+    n->n_resp_ready = 0;
+    if (n->cfg.tcp && timers)   /* the senders' timeouts */
+        for (unsigned i = 0; i < n->n_tx; i++) {
+            tcp_timer(n->tx[i].tc, now);
+            timer_at(n, tcp_timer_due(n->tx[i].tc));
+        }
+    if (n->cfg.rc && timers)   /* the requesters' timeouts */
         for (unsigned i = 0; i < n->n_tx; i++) {
             rc_timer(n->tx[i].qp, now);
-            if (rc_timer_due(n->tx[i].qp) < next) next = rc_timer_due(n->tx[i].qp);
+            timer_at(n, rc_timer_due(n->tx[i].qp));
         }
+    /* READ responses under DCQCN: each responder QP's packets at its limiter's rate, as the port's queue takes them */
+    for (unsigned i = 0; i < n->n_rd; i++) {
+        struct rd_slot *d = &n->rd[i];
+        const roce_flow *fl = &n->cfg.flows[d->flow];
+        rc_qp *q = n->rx_qp[d->flow];
+        if (!q || !rc_has_packet(q)) continue;
+        if (d->next_ps > now) {
+            if (d->next_ps < next) next = d->next_ps;
+            continue;
+        }
+        if (eth_port_queued(n->port, fl->prio) >= want) continue;   /* woken by on_tx */
+        sim_pkt *k = rc_packet(n, q, fl, d->flow, now);
+        d->next_ps = now + pace_ps(k->wire_bytes, d->rp.rc_Gbps);
+        dcqcn_rp_sent(&d->rp, &n->cfg.dc, k->wire_bytes);
+        n->st.made++;
+        eth_port_enqueue(n->port, k, fl->prio, 0);
+        if (rc_has_packet(q) && d->next_ps < next) next = d->next_ps;
     }
-    for (unsigned j = 0; j < n->n_tx; j++) {
+    /* Priorities whose port queue is full: their flows wait for on_tx, which wakes us when the queue moves, so once
+     * every priority in use is full the rest of the round can neither send nor need an earlier wake-up. */
+    uint8_t full = 0;
+    for (unsigned q = 0; q < ETH_PRIOS; q++)
+        if ((n->used_prios >> q & 1) && eth_port_queued(n->port, (uint8_t)q) >= want) full |= (uint8_t)(1u << q);
+    for (unsigned j = 0; j < n->n_tx && full != n->used_prios; j++) {
         tx_flow *t = &n->tx[(n->rr + j) % n->n_tx];
         const roce_flow *fl = &n->cfg.flows[t->index];
         if (n->cfg.rc ? !rc_has_packet(t->qp) : n->cfg.tcp ? !tcp_has_segment(t->tc) : t->sent_bytes >= fl->bytes) continue;
@@ -200,10 +218,10 @@ static void run(void *ctx)
         sim_pkt *k;
         if (n->cfg.rc) {
             k = rc_packet(n, t->qp, fl, t->index, now);
-            if (rc_timer_due(t->qp) < next) next = rc_timer_due(t->qp);
+            timer_at(n, rc_timer_due(t->qp));
         } else if (n->cfg.tcp) {
             k = tcp_packet(n, t->tc, fl, t->index, now);
-            if (tcp_timer_due(t->tc) < next) next = tcp_timer_due(t->tc);
+            timer_at(n, tcp_timer_due(t->tc));
         } else {
             k = sim_pkt_alloc(&n->pool);
             uint32_t pay = fl->payload_bytes;
@@ -222,9 +240,11 @@ static void run(void *ctx)
         if (n->cfg.dcqcn) dcqcn_rp_sent(&t->rp, &n->cfg.dc, k->wire_bytes);
         n->st.made++;
         eth_port_enqueue(n->port, k, fl->prio, 0);
+        if (eth_port_queued(n->port, fl->prio) >= want) full |= (uint8_t)(1u << fl->prio);
         if (t->next_ps < next) next = t->next_ps;
     }
     n->rr = n->n_tx ? (n->rr + 1) % n->n_tx : 0;
+    if (n->tmr_ps < next) next = n->tmr_ps;
     if (next != SIM_TIME_MAX) sim_event_notify_at(&n->wake, next - now);
 }
 
@@ -258,9 +278,11 @@ static void rc_take(roce_nic *n, unsigned fl, const rc_hdr *h, sim_time_ps now)
         int slot = n->tx_of[fl];
         if (slot < 0) sim_fatal("%s: a response for flow %u, which it does not send", n->name, fl);
         rc_receive(n->tx[slot].qp, now, h);
+        timer_at(n, rc_timer_due(n->tx[slot].qp));
     } else {
         if (!n->rx_qp[fl]) n->rx_qp[fl] = make_qp(n, fl, "rx");
         rc_receive(n->rx_qp[fl], now, h);
+        resp_mark(n, fl);
     }
     sim_event_notify_at(&n->wake, 0);   /* what it answers, or sends next */
 }
@@ -271,9 +293,11 @@ static void tcp_take(roce_nic *n, unsigned fl, const tcp_seg *g, sim_time_ps now
         int slot = n->tx_of[fl];
         if (slot < 0) sim_fatal("%s: an ACK for flow %u, which it does not send", n->name, fl);
         tcp_receive(n->tx[slot].tc, now, g);
+        timer_at(n, tcp_timer_due(n->tx[slot].tc));
     } else {
         if (!n->rx_tc[fl]) n->rx_tc[fl] = make_conn(n, fl, "rx");
         tcp_receive(n->rx_tc[fl], now, g);
+        resp_mark(n, fl);
     }
     sim_event_notify_at(&n->wake, 0);
 }
@@ -299,6 +323,18 @@ static void rx_wait(roce_nic *n, unsigned fl, const void *hdr, sim_time_ps now)
     sim_event_notify_at(&n->wake, w->due_ps - now);
 }
 
+/* The notification point: an ECN-marked data packet makes a CNP back to the packet's sender, at most one per flow per interval. */
+static void notify(roce_nic *n, const sim_pkt *pkt, unsigned fl, sim_time_ps now)
+{
+    if (!pkt->ecn) return;
+    n->st.ecn_marked++;
+    sim_time_ps gap = (sim_time_ps)(n->cfg.dc.cnp_interval_us * 1e6 + 0.5);
+    if (n->cfg.dcqcn && (n->last_cnp_ps[fl] == SIM_TIME_MAX || now >= n->last_cnp_ps[fl] + gap)) {
+        n->last_cnp_ps[fl] = now;
+        send_cnp(n, pkt);
+    }
+}
+
 static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
 {
     (void)p;
@@ -309,12 +345,13 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
     sim_time_ps now = sim_now(n->k);
     if (pkt->flags & ETH_PKT_F_CNP) {   /* reaction point */
         int slot = n->tx_of[fl];
-        if (slot < 0) sim_fatal("%s: CNP for flow %u, which it does not send", n->name, fl);
+        if (slot < 0 && n->rd_of[fl] < 0) sim_fatal("%s: CNP for flow %u, which it does not send", n->name, fl);
         n->st.cnps_received++;
-        if (n->cfg.dcqcn) {
-            tx_flow *t = &n->tx[slot];
-            dcqcn_rp_timers(&t->rp, &n->cfg.dc, now);
-            dcqcn_rp_cnp(&t->rp, &n->cfg.dc, now);
+        if (n->cfg.dcqcn) {   /* the flow's limiter: the requester's, or the responder's of a READ */
+            dcqcn_rp *rp = slot >= 0 ? &n->tx[slot].rp : &n->rd[n->rd_of[fl]].rp;
+            dcqcn_rp_timers(rp, &n->cfg.dc, now);
+            dcqcn_rp_cnp(rp, &n->cfg.dc, now);
+            timer_at(n, dcqcn_rp_next_ps(rp));
             /* the packet already scheduled keeps its time; later ones go at the new rate */
             trace_rate(n);
             sim_event_notify_at(&n->wake, 0);
@@ -337,7 +374,10 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
         if (n->cfg.rx_ns > 0) rx_wait(n, fl, h, now);
         else rc_take(n, fl, h, now);
         if (to_requester) {   /* ACK, NAK, READ response: the data the requester counts is the QP's */
-            if (h->opcode == RC_READ_RESP) n->rx_bytes[fl] += pkt->payload_bytes;
+            if (h->opcode == RC_READ_RESP) {
+                n->rx_bytes[fl] += pkt->payload_bytes;
+                notify(n, pkt, fl, now);   /* a READ's data: its CNPs go back to the responder */
+            }
             sim_pkt_free(pkt);
             return;
         }
@@ -349,14 +389,7 @@ static void on_rx(void *owner, eth_port *p, sim_pkt *pkt)
     n->st.received++;
     n->st.received_payload_bytes += pkt->payload_bytes;
     n->rx_bytes[fl] += pkt->payload_bytes;
-    if (pkt->ecn) {   /* notification point */
-        n->st.ecn_marked++;
-        sim_time_ps gap = (sim_time_ps)(n->cfg.dc.cnp_interval_us * 1e6 + 0.5);
-        if (n->cfg.dcqcn && (n->last_cnp_ps[fl] == SIM_TIME_MAX || now >= n->last_cnp_ps[fl] + gap)) {
-            n->last_cnp_ps[fl] = now;
-            send_cnp(n, pkt);
-        }
-    }
+    notify(n, pkt, fl, now);
     sim_pkt_free(pkt);
 }
 
@@ -396,7 +429,6 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
         if (c->tcp && (fl->bytes == UINT64_MAX || !fl->bytes)) { snprintf(why, why_n, "flow %u: a TCP message needs 1 or more bytes, not endless", i); return NULL; }
         if (!c->rc && fl->op != RC_WRITE && !(c->tcp && fl->op == RC_SEND)) { snprintf(why, why_n, "flow %u: SEND and READ need rc (queue pairs); tcp sends only", i); return NULL; }
         if (c->tcp && fl->op != RC_SEND) { snprintf(why, why_n, "flow %u: TCP carries a SEND (a message), not an RDMA WRITE or READ", i); return NULL; }
-        if (fl->op == RC_READ && c->dcqcn) { snprintf(why, why_n, "flow %u: DCQCN on READ responses is not modelled; allowed: READ with ecn off", i); return NULL; }
     }
     roce_nic *n = calloc(1, sizeof *n);
     if (!n) sim_fatal("out of memory");
@@ -424,6 +456,23 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
     n->expect = calloc(nf, sizeof *n->expect);
     n->last_cnp_ps = malloc(nf * sizeof *n->last_cnp_ps);
     if (!n->tx || !n->tx_of || !n->rx_bytes || !n->expect || !n->last_cnp_ps) sim_fatal("out of memory");
+    n->resp_ready = malloc(nf * sizeof *n->resp_ready);
+    n->resp_flag = calloc(nf, 1);
+    if (!n->resp_ready || !n->resp_flag) sim_fatal("out of memory");
+    n->tmr_ps = 0;   /* the first run looks at every timer */
+    n->rd_of = malloc(nf * sizeof *n->rd_of);
+    if (!n->rd_of) sim_fatal("out of memory");
+    for (unsigned i = 0; i < nf; i++) n->rd_of[i] = -1;
+    for (unsigned i = 0; c->rc && c->dcqcn && i < c->n_flows; i++)
+        if (c->flows[i].dst == n->index && c->flows[i].op == RC_READ) n->n_rd++;
+    n->rd = calloc(n->n_rd ? n->n_rd : 1, sizeof *n->rd);
+    if (!n->rd) sim_fatal("out of memory");
+    for (unsigned i = 0, j = 0; j < n->n_rd; i++)
+        if (c->flows[i].dst == n->index && c->flows[i].op == RC_READ) {
+            n->rd[j] = (struct rd_slot){ .flow = i };
+            dcqcn_rp_init(&n->rd[j].rp, n->line_Gbps);
+            n->rd_of[i] = (int)j++;
+        }
     for (unsigned i = 0; i < nf; i++) n->tx_of[i] = -1, n->last_cnp_ps[i] = SIM_TIME_MAX;
     for (unsigned i = 0; i < c->n_flows; i++) {
         if (c->flows[i].src != n->index) continue;
@@ -439,6 +488,7 @@ static void *build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
             tf->tc = make_conn(n, i, "tx");
             tcp_post(tf->tc, c->flows[i].bytes);
         }
+        n->used_prios |= (uint8_t)(1u << c->flows[i].prio);
         n->tx_of[i] = (int)n->n_tx++;
     }
     sim_event_init(&n->wake, n->k, "roce_nic.wake");
@@ -473,106 +523,11 @@ static void start(void *comp)
     if (first != SIM_TIME_MAX) sim_event_notify_at(&n->wake, first > now ? first - now : 0);
 }
 
-static void count_data(sim_pkt *k, void *ctx)
-{
-    if (!(k->flags & ETH_PKT_F_CNP)) (*(uint64_t *)ctx)++;
-}
-
-static int check(const void *comp, bool drained, char *why, size_t why_n)
-{
-    const roce_nic *n = comp;
-    if (eth_port_check(n->port, drained, why, why_n)) return -1;
-    uint64_t queued = 0;   /* data packets at the port (CNPs share its queues) */
-    eth_port_for_each_held(n->port, count_data, &queued);
-    if (n->st.made != n->st.sent + queued) {
-        snprintf(why, why_n, "%s: made %llu data packets, sent %llu, queued %llu", n->name, (unsigned long long)n->st.made,
-                 (unsigned long long)n->st.sent, (unsigned long long)queued);
-        return -1;
-    }
-    if (n->st.out_of_order) {
-        snprintf(why, why_n, "%s: %llu packets out of order", n->name, (unsigned long long)n->st.out_of_order);
-        return -1;
-    }
-    if (drained && n->rxq_len) {
-        snprintf(why, why_n, "%s: %u packets still in its receive processing after the drain", n->name, n->rxq_len);
-        return -1;
-    }
-    for (unsigned f = 0; n->cfg.tcp && f < n->cfg.n_flows; f++) {
-        const tcp_conn *tc = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].tc : n->rx_tc[f];
-        if (!tc) continue;
-        if (tcp_check(tc, why, why_n)) return -1;
-        if (tcp_failed(tc)) {
-            snprintf(why, why_n, "%s: flow %u's connection failed after %u timeouts in a row", n->name, f, n->cfg.tcpc.max_retries + 1);
-            return -1;
-        }
-        if (drained && !tcp_idle(tc)) {
-            snprintf(why, why_n, "%s: flow %u's connection still has work after the drain", n->name, f);
-            return -1;
-        }
-    }
-    for (unsigned f = 0; n->cfg.rc && f < n->cfg.n_flows; f++) {
-        const rc_qp *q = n->tx_of[f] >= 0 ? n->tx[n->tx_of[f]].qp : n->rx_qp[f];
-        if (!q) continue;
-        if (rc_check(q, why, why_n)) return -1;
-        if (rc_failed(q)) {
-            snprintf(why, why_n, "%s: flow %u's QP failed after %u timeouts in a row", n->name, f, n->cfg.rcc.retry_cnt + 1);
-            return -1;
-        }
-        if (drained && !rc_idle(q)) {
-            snprintf(why, why_n, "%s: flow %u's QP still has work after the drain", n->name, f);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void held(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
-{
-    const roce_nic *n = comp;
-    if (n->port) eth_port_for_each_held(n->port, fn, ctx);
-}
-
-static void reset(void *comp) { eth_port_reset_stats(((roce_nic *)comp)->port); }
-
-static void nic_free(void *comp)
-{
-    roce_nic *n = comp;
-    eth_port_free(n->port);
-    sim_pkt_pool_free(&n->pool);
-    for (unsigned i = 0; i < n->n_tx; i++) rc_qp_free(n->tx[i].qp), tcp_conn_free(n->tx[i].tc);
-    for (unsigned f = 0; f < n->cfg.n_flows; f++) tcp_conn_free(n->rx_tc[f]);
-    for (unsigned f = 0; f < n->cfg.n_flows; f++) rc_qp_free(n->rx_qp[f]);
-    free(n->tx), free(n->tx_of), free(n->rx_bytes), free(n->expect), free(n->last_cnp_ps);
-    free(n->rx_qp), free(n->rx_tc), free(n->owners), free(n->done_ps), free(n->acked_ps), free(n->rxq);
-    free(n);
-}
-
-const roce_nic_stats *roce_nic_stats_get(const roce_nic *n) { return &n->st; }
-uint64_t roce_nic_flow_rx_bytes(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->rx_bytes[flow] : 0; }
-const dcqcn_rp *roce_nic_flow_rp(const roce_nic *n, unsigned flow)
-{
-    return flow < n->cfg.n_flows && n->tx_of[flow] >= 0 ? &n->tx[n->tx_of[flow]].rp : NULL;
-}
-const eth_port *roce_nic_port(const roce_nic *n) { return n->port; }
-sim_time_ps roce_nic_flow_done_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->done_ps[flow] : 0; }
-sim_time_ps roce_nic_flow_acked_ps(const roce_nic *n, unsigned flow) { return flow < n->cfg.n_flows ? n->acked_ps[flow] : 0; }
-const tcp_conn *roce_nic_flow_conn(const roce_nic *n, unsigned flow)
-{
-    if (flow >= n->cfg.n_flows) return NULL;
-    return n->tx_of[flow] >= 0 ? n->tx[n->tx_of[flow]].tc : n->rx_tc[flow];
-}
-
-const rc_qp *roce_nic_flow_qp(const roce_nic *n, unsigned flow)
-{
-    if (flow >= n->cfg.n_flows) return NULL;
-    return n->tx_of[flow] >= 0 ? n->tx[n->tx_of[flow]].qp : n->rx_qp[flow];
-}
-
 void roce_nic_register(void)
 {
     static const sim_fabric_kind kind = {
-        .name = "roce_nic", .build = build, .ingress = NULL, .connect = connect, .start = start, .check = check,
-        .reset_stats = reset, .held = held, .free = nic_free, .partitionable = false,
+        .name = "roce_nic", .build = build, .ingress = NULL, .connect = connect, .start = start, .check = roce_nic_check,
+        .reset_stats = roce_nic_reset, .held = roce_nic_held, .free = roce_nic_free, .partitionable = false,
     };
     sim_fabric_kind_register(&kind);
 }
