@@ -6,6 +6,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Cold paths kept out of line: the hot send, delivery and credit functions
+ * then need fewer registers saved (their prologues were a tenth of them). */
+static __attribute__((noinline, cold)) void trace_msg(sim_link *l, sim_trace_var v, const void *msg)
+{
+    if (!v) return;
+    char buf[64] = "";
+    if (l->label) l->label(msg, buf, sizeof buf);
+    sim_trace_str(sim_trace_of_kernel(l->k), v, buf);
+}
+
+static __attribute__((noinline, cold)) void trace_credit(sim_link *l, unsigned type)
+{
+    sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], l->pool[type].avail);
+}
+
+/* A send refused for want of credits starts a stall (if none is going on). */
+static __attribute__((noinline, cold)) void stall_start(sim_link *l)
+{
+    if (l->stalled) return;
+    l->stalled = true;
+    l->stall_since_ps = sim_now(l->k);
+    l->credit_stalls++;
+}
+
+static __attribute__((noinline, cold)) void grow_msgs(sim_link *l)
+{
+    l->q = sim_ring_grow(l->q, sizeof *l->q, l->q_head, l->q_len, &l->q_cap, 16);
+    l->q_head = 0;
+}
+
+static __attribute__((noinline, cold)) void grow_credits(sim_link *l)
+{
+    l->cq = sim_ring_grow(l->cq, sizeof *l->cq, l->cq_head, l->cq_len, &l->cq_cap, 16);
+    l->cq_head = 0;
+}
+
 /* Hands the oldest message to the receiver (it has arrived). */
 static void deliver_head(sim_link *l)
 {
@@ -18,11 +54,7 @@ static void deliver_head(sim_link *l)
     l->msgs_delivered++;
     l->bytes_delivered += m.bytes;
     l->marked_in_flight -= m.marked;
-    if (l->traced && l->tv_rx) {
-        char buf[64] = "";
-        if (l->label) l->label(m.msg, buf, sizeof buf);
-        sim_trace_str(sim_trace_of_kernel(l->k), l->tv_rx, buf);
-    }
+    if (__builtin_expect(l->traced, 0)) trace_msg(l, l->tv_rx, m.msg);
     if (!l->recv) sim_fatal("link %s: no receiver", l->cfg.name);
     l->arrival_ps = m.arrive_ps;
     l->part = m.part;
@@ -187,7 +219,7 @@ static void credit_arrive(void *ctx)
             if (pl->avail > pl->initial)
                 sim_fatal("link %s: credit type %u overflow: %u > initial %u (credits returned twice?)", l->cfg.name,
                           c.type, pl->avail, pl->initial);
-            if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[c.type], pl->avail);
+            if (__builtin_expect(l->traced, 0)) trace_credit(l, c.type);
         }
         l->credits_returned_total += c.n;
         any = true;
@@ -310,10 +342,7 @@ static void enqueue(sim_link *l, void *msg, uint32_t bytes, uint16_t part, uint8
 static inline void append(sim_link *l, sim_time_ps arrive, void *msg, uint32_t bytes, uint16_t part, uint8_t marked)
 {
     const sim_time_ps now = sim_now(l->k);
-    if (l->q_len == l->q_cap) {
-        l->q = sim_ring_grow(l->q, sizeof *l->q, l->q_head, l->q_len, &l->q_cap, 16);
-        l->q_head = 0;
-    }
+    if (__builtin_expect(l->q_len == l->q_cap, 0)) grow_msgs(l);
     sim_link_msg *m = &l->q[(l->q_head + l->q_len) & (l->q_cap - 1)];
     m->arrive_ps = arrive;
     m->msg = msg;
@@ -333,11 +362,7 @@ static inline void append(sim_link *l, sim_time_ps arrive, void *msg, uint32_t b
     }
     l->msgs_sent++;
     l->bytes_sent += bytes;
-    if (l->traced && l->tv_tx) {
-        char buf[64] = "";
-        if (l->label) l->label(msg, buf, sizeof buf);
-        sim_trace_str(sim_trace_of_kernel(l->k), l->tv_tx, buf);
-    }
+    if (__builtin_expect(l->traced, 0)) trace_msg(l, l->tv_tx, msg);
 }
 
 /* A send ends a credit stall (sim_link_try_send_part's accounting). */
@@ -356,16 +381,12 @@ bool sim_link_try_send_part(sim_link *l, void *msg, uint32_t bytes, unsigned typ
         sim_link_pool *pl = &l->pool[type];
         if (pl->avail != SIM_LINK_INFINITE_CREDITS) {
             if (pl->avail < credits) {
-                if (!l->stalled) {
-                    l->stalled = true;
-                    l->stall_since_ps = sim_now(l->k);
-                    l->credit_stalls++;
-                }
+                stall_start(l);
                 return false;
             }
             pl->avail -= credits;
             pl->outstanding += credits;
-            if (l->traced) sim_trace_u64(sim_trace_of_kernel(l->k), l->tv_credit[type], pl->avail);
+            if (__builtin_expect(l->traced, 0)) trace_credit(l, type);
         }
     }
     if (l->stalled) stall_end(l);
@@ -397,10 +418,7 @@ void sim_link_send_marked(sim_link *l, void *msg, uint32_t bytes)
 /* Queues a credit return arriving at `arrive` (in return order); the caller arms. */
 static inline void push_credit(sim_link *l, sim_time_ps arrive, uint32_t credits, unsigned type)
 {
-    if (l->cq_len == l->cq_cap) {
-        l->cq = sim_ring_grow(l->cq, sizeof *l->cq, l->cq_head, l->cq_len, &l->cq_cap, 16);
-        l->cq_head = 0;
-    }
+    if (__builtin_expect(l->cq_len == l->cq_cap, 0)) grow_credits(l);
     sim_link_credit_msg *c = &l->cq[(l->cq_head + l->cq_len) & (l->cq_cap - 1)];
     c->arrive_ps = arrive;
     c->n = credits;

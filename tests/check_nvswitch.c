@@ -320,6 +320,59 @@ START_TEST(packets_match_per_flit_multicast)
 }
 END_TEST
 
+/* Deferred delivery of the input links (the default) against the plain path
+ * (no_defer: every input message delivered by its own kernel wake-up): the
+ * same results and end time in random wormhole and store-and-forward
+ * configurations, and in multicast fan-out under background load; the
+ * deferred run has fewer kernel events (that is what it is for). */
+START_TEST(deferred_inputs_match_plain)
+{
+    sim_rng r;
+    sim_rng_seed(&r, 91);
+    uint64_t events_deferred = 0, events_plain = 0;
+    const traffic_pattern pats[] = { TRAFFIC_UNIFORM, TRAFFIC_HOTSPOT, TRAFFIC_PERMUTATION, TRAFFIC_ALLTOALL };
+    for (int k = 0; k < 60; k++) {
+        const int n = 2 + (int)sim_rng_below(&r, 30);
+        nvs_uniform_cfg c = ucfg(n, sim_rng_below(&r, 4) ? XBAR_QUEUE_VOQ : XBAR_QUEUE_FIFO, (xbar_alloc_kind)sim_rng_below(&r, 4),
+                                 1 + (int)sim_rng_below(&r, 3), 1 + (int)sim_rng_below(&r, 64), 0.05 + 0.95 * sim_rng_double(&r));
+        c.pkt_flits = 1 + (int)sim_rng_below(&r, 20);
+        c.net.sw.saf = sim_rng_below(&r, 2);
+        if (c.net.sw.saf && c.net.sw.core.depth < c.pkt_flits) c.net.sw.core.depth = c.pkt_flits;
+        c.net.sw.credit_batch = 1 + (int)sim_rng_below(&r, 8);
+        c.net.sw.core.latency = 1 + (int)sim_rng_below(&r, 4);
+        c.net.link_latency_ns = (double)sim_rng_below(&r, 50) / 3.0;
+        c.pattern = pats[sim_rng_below(&r, 4)];
+        c.hotspot_frac = 0.3;
+        c.cycles = 1500;
+        c.warmup = 150;
+        c.seed = (uint64_t)k + 1;
+        const nvs_uniform_result a = urun(&c);
+        c.net.sw.no_defer = true;
+        const nvs_uniform_result b = urun(&c);
+        ck_assert_msg(a.sim_time_ps == b.sim_time_ps && a.throughput == b.throughput && a.latency_avg_cycles == b.latency_avg_cycles &&
+                          a.latency_p99_cycles == b.latency_p99_cycles && a.backlog_end == b.backlog_end &&
+                          !memcmp(a.per_input, b.per_input, sizeof a.per_input) &&
+                          !memcmp(a.per_output, b.per_output, sizeof a.per_output) &&
+                          a.cons.copies_delivered == b.cons.copies_delivered && a.cons.drained && b.cons.drained,
+                      "config %d (ports %d, %d-flit packets, saf %d, load %.2f): results differ", k, n, c.pkt_flits, c.net.sw.saf, c.load);
+        events_deferred += a.sim_events;
+        events_plain += b.sim_events;
+    }
+    ck_assert_msg(events_deferred < events_plain * 0.9, "deferred delivery saved under 10 %% of the kernel events (%llu vs %llu)",
+                  (unsigned long long)events_deferred, (unsigned long long)events_plain);
+    for (int k = 0; k < 2; k++) {
+        nvs_fanout_cfg c = fcfg(12, 7, true, k, 0.1 + 0.2 * k, k == 1);
+        const nvs_fanout_result a = frun_cfg(&c);
+        c.net.sw.no_defer = true;
+        const nvs_fanout_result b = frun_cfg(&c);
+        ck_assert_msg(a.sim_time_ps == b.sim_time_ps && a.completion_ns == b.completion_ns && a.per_dest_GBps_min == b.per_dest_GBps_min &&
+                          a.per_dest_GBps_avg == b.per_dest_GBps_avg && a.src_link_util == b.src_link_util &&
+                          a.cons.copies_delivered == b.cons.copies_delivered,
+                      "fan-out config %d: results differ", k);
+    }
+}
+END_TEST
+
 START_TEST(multicast_k_times_faster)
 {
     const int ks[] = { 2, 5, 15 };
@@ -450,6 +503,7 @@ int main(void)
     tcase_add_test(tc, runs_match_per_flit);
     tcase_add_test(tc, packets_match_per_flit_multicast);
     tcase_add_test(tc, packets_match_per_flit_random);
+    tcase_add_test(tc, deferred_inputs_match_plain);
     tcase_add_test(tc, multicast_k_times_faster);
     tcase_add_test(tc, flit_word_and_packet_ownership);
     tcase_add_test(tc, rtl_model_refused_until_registered);

@@ -1,5 +1,6 @@
 /* The nvswitch component (see nvswitch.h). */
 #include "models/nvswitch/nvswitch.h"
+#include "models/nvswitch/nvs_defer.h"
 #include "models/nvswitch/nvs_slots.h"
 
 #include "sim/ring.h"
@@ -70,6 +71,7 @@ nvswitch *nvswitch_new(sim_kernel *k, sim_clock_domain *clk, const nvswitch_cfg 
             s->impl = s->ls;
         }
     }
+    s->defer = !cfg->no_defer && !trace; /* deferred inputs (nvs_defer.h); waves show each message at its arrival */
     s->runs = cfg->model == NVS_MODEL_TL && s->tl && !trace && !cfg->per_flit; /* runs are the fast core's */
     s->packets = s->runs && cfg->saf && s->credit_mode == SIM_CREDIT_PER_DEST;
     s->pair = calloc((size_t)s->n * XBAR_MAX_PORTS, sizeof *s->pair);
@@ -115,6 +117,7 @@ void nvswitch_attach(nvswitch *s, int port, sim_link *in, sim_link *out)
     s->port[port].in = in;
     s->port[port].out = out;
     sim_link_set_receiver(in, sw_recv, &s->port[port]);
+    if (s->defer) sim_link_set_deferrable(in, nvs_defer_judge);
 }
 
 void nvswitch_held(const nvswitch *s, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
@@ -220,7 +223,7 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     nvs_port *p = ctx;
     nvswitch *s = p->sw;
     sim_pkt *k = msg;
-    const sim_time_ps now = sim_now(s->k);
+    const sim_time_ps at = sim_link_arrival_ps(l); /* now, or earlier when it waited (deferred delivery) */
     const unsigned part = sim_link_part(l), fb = (unsigned)s->cfg.flit_bytes;
     uint32_t slot, count;
     uint64_t dm;
@@ -248,7 +251,7 @@ static void sw_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     }
     const uint64_t copies = (uint64_t)__builtin_popcountll(dm);
     s->mcast_seen |= copies > 1;
-    stage_push(s, p, nvs_flit_make(slot, (unsigned)p->idx, nflits, part) | (copies > 1 ? NVS_FLIT_MCAST : 0), dm, now, count);
+    stage_push(s, p, nvs_flit_make(slot, (unsigned)p->idx, nflits, part) | (copies > 1 ? NVS_FLIT_MCAST : 0), dm, at, count);
     hold_slots(s, p, dm, count);
     /* accounted per message: the flits are presented one per cycle */
     s->copies_inside += copies * count;
@@ -562,6 +565,7 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         sim_fatal("%s: core at cycle %llu ahead of the clock (%llu)", s->cfg.name, (unsigned long long)s->core_cycles,
                   (unsigned long long)cycle);
     }
+    if (s->defer) nvs_defer_take(s);
     const uint64_t done = present(s, now, cycle);
     step_core(s);
     for (uint64_t m = done; m; m &= m - 1) stage_next(s, __builtin_ctzll(m));
@@ -574,7 +578,8 @@ static bool sw_cycle(void *ctx, uint64_t cycle)
         return_credits(s, o);
     }
     if (s->tr) trace_cycle(s);
-    return s->stage_mask || s->copies_inside || s->slots_held;
+    const bool busy = s->stage_mask || s->copies_inside || s->slots_held;
+    return s->defer ? nvs_defer_keep_promise(s, now, busy) : busy;
 }
 
 uint64_t nvswitch_copies_inside(const nvswitch *s)

@@ -40,6 +40,9 @@ typedef struct nvswitch_cfg {
     int credit_batch;        /* freed slots returned together (1 = every slot at once) */
     bool per_flit;           /* the flit-by-flit path throughout: no presentation runs, egress and
                               * credits looked at per flit (tests compare both ways) */
+    bool no_defer;           /* the plain input path: every input message handed over by its link's
+                              * own delivery at its arrival, instead of taken at the next edge
+                              * (deferred delivery, sim/link.h; tests compare both ways) */
     const char *name;
     const sim_groups *groups; /* the system's multicast groups (NULL: unicast only) */
 } nvswitch_cfg;
@@ -174,6 +177,8 @@ typedef struct nvswitch {
     uint64_t run_end[XBAR_MAX_PORTS];    /* the cycle after the run's last flit */
     nvs_port port[XBAR_MAX_PORTS];
     sim_trace *tr;
+    bool defer;                          /* inputs arrive by deferred delivery (cfg.no_defer off, no trace) */
+    sim_time_ps defer_until_ps;          /* promised to the input links: clocked until then */
     sim_trace_var tv_matches, tv_copies_out;
 } nvswitch;
 
