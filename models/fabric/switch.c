@@ -532,7 +532,9 @@ void fabric_switch_connect(fabric_switch *s, const sim_fabric_port *p)
     sp->out_credit_types = p->out_credit_types;
     sp->out_credit_bytes = p->out_credit_bytes ? p->out_credit_bytes : 1;
     sim_link_set_receiver(p->in, on_receive, sp);
-    if (!s->cfg.plain_delivery && s->pipeline_ps > 0 && sim_link_set_pickup(p->in, on_pickup_sent)) s->pickup |= 1ULL << p->port;
+    /* keyed links only: the same-time rule of pick_up_arrivals rests on deliveries firing after the switch's wake-up */
+    if (!s->cfg.plain_delivery && s->pipeline_ps > 0 && p->in->order_key && sim_link_set_pickup(p->in, on_pickup_sent))
+        s->pickup |= 1ULL << p->port;
     if (p->out_credit_types) sim_link_set_credit_callback(p->out, on_credit, sp);
 }
 

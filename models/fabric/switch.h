@@ -47,7 +47,9 @@ typedef struct fabric_switch_cfg {
      * arrivals up itself at its allocator runs (sim_link_set_pickup), as of
      * their arrival times, no later than they become eligible: no delivery
      * event per packet; true: the reference, every arrival delivered at its
-     * time. Same grants (docs, Speed). Traced input links always deliver. */
+     * time. Same grants (docs, Speed). Traced input links, and links
+     * without an order key (sim_link_set_order_key: the fabric gives every
+     * link one), always deliver. */
     bool plain_delivery;
 } fabric_switch_cfg;
 #define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL, false, false })
