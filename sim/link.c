@@ -88,6 +88,7 @@ static inline void notify_delivered(sim_link *l)
  * does not wait for the receiver (without deferral: the oldest one). */
 static void arm(sim_link *l)
 {
+    if (l->picked_up) return;   /* the receiver takes them */
     if (!l->deferrable) { /* no message ever waits: the oldest one */
         if (l->q_len) {
             const sim_time_ps t = l->q[l->q_head].arrive_ps;
@@ -171,6 +172,32 @@ void sim_link_rejudge(sim_link *l)
     sim_event_cancel(&l->arrive_ev);
     l->armed_ps = SIM_TIME_MAX;
     arm(l);
+}
+
+bool sim_link_set_pickup(sim_link *l, sim_link_pickup_fn fn)
+{
+    /* a receiving half's imports are put on its wire as any send (sim_link_import), so it may be picked up */
+    if (l->msgs_sent || l->half == SIM_LINK_SENDING_HALF || l->deferrable || l->traced || !fn) return false;
+    l->picked_up = true;
+    l->pickup = fn;
+    return true;
+}
+
+size_t sim_link_pick_up(sim_link *l, sim_time_ps through_ps)
+{
+    if (!l->picked_up) sim_fatal("link %s: sim_link_pick_up without sim_link_set_pickup", l->cfg.name);
+    if (l->delivering || !l->q_len || l->q[l->q_head].arrive_ps > through_ps) return 0;
+    if (through_ps > sim_now(l->k)) sim_fatal("link %s: pick-up through %" PRIu64 " ps, after now", l->cfg.name, through_ps);
+    size_t n = 0;
+    l->delivering = true;
+    while (l->q_len && l->q[l->q_head].arrive_ps <= through_ps) {
+        deliver_head(l);
+        n++;
+    }
+    l->delivering = false;
+    l->msgs_deferred += n;
+    notify_delivered(l);
+    return n;
 }
 
 size_t sim_link_take_arrived(sim_link *l)
@@ -355,7 +382,8 @@ static inline void append(sim_link *l, sim_time_ps arrive, void *msg, uint32_t b
     l->q_len++;
     /* Arrivals are in send order: an armed event covers every later message.
      * While delivering, the delivery loop arms when it is done. */
-    if (l->delivering) l->arm_pending = true;
+    if (l->picked_up) l->pickup(l->recv_ctx, l, arrive);
+    else if (l->delivering) l->arm_pending = true;
     else if (arrive < l->armed_ps && !msg_waits(l, m)) {
         l->armed_ps = arrive;
         arm_delivery(l, arrive - now);

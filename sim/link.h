@@ -39,6 +39,8 @@ typedef void (*sim_link_credit_fn)(void *ctx, sim_link *l, unsigned type, uint32
 typedef void (*sim_link_label_fn)(const void *msg, char *buf, size_t n);
 /* Deferred delivery (see sim_link_set_deferrable): may this message wait for the receiver? */
 typedef bool (*sim_link_defer_fn)(void *ctx, sim_link *l, const void *msg);
+/* Picked-up delivery (see sim_link_set_pickup): a message was sent, arriving at arrive_ps. */
+typedef void (*sim_link_pickup_fn)(void *ctx, sim_link *l, sim_time_ps arrive_ps);
 
 typedef struct sim_link_cfg {
     const char *name;
@@ -101,7 +103,8 @@ struct sim_link {
     sim_link_msg *q; size_t q_head, q_len, q_cap;   /* q_cap: a power of two */
     sim_time_ps armed_ps;            /* arrival the delivery process is woken for (SIM_TIME_MAX: none) */
     sim_link_defer_fn deferrable;
-    unsigned credit_types;           /* cfg.credit_types */
+    uint16_t credit_types;           /* cfg.credit_types (<= SIM_LINK_MAX_CREDIT_TYPES) */
+    bool picked_up;                  /* sim_link_set_pickup: no delivery process, the receiver takes its messages */
     bool stalled;
     bool traced;                     /* sim_link_trace was called (the tv_* below are set) */
     bool delivering;                 /* inside the delivery loop: arming waits for its end */
@@ -133,6 +136,7 @@ struct sim_link {
     sim_link_cfg cfg;
     uint32_t order_key;              /* deliveries' same-time order (sim_link_set_order_key); credits use +1 */
     uint8_t half;                    /* SIM_LINK_WHOLE, or a cut link's SIM_LINK_SENDING_HALF / SIM_LINK_RECEIVING_HALF */
+    sim_link_pickup_fn pickup;       /* sim_link_set_pickup's callback */
     _Alignas(64) sim_link_pool pool[SIM_LINK_MAX_CREDIT_TYPES];
     /* statistics */
     uint64_t stall_ps;               /* time the sender was blocked on credits */
@@ -179,6 +183,25 @@ void sim_link_rejudge(sim_link *l);
 /* Delivers (through recv, in order) every waiting message that has arrived by
  * now; returns how many. Not while the link is delivering (returns 0). */
 size_t sim_link_take_arrived(sim_link *l);
+/* Picked-up delivery: the link has no delivery process at all; the receiver
+ * takes its messages itself, in its own activations (sim_link_pick_up), as
+ * of their arrival times. For a receiver that need not act on a message
+ * before some time after its arrival (a store-and-forward switch: its
+ * pipeline delay) and is activated then anyway: it saves the delivery's
+ * kernel activation. At every send, in send order, the link calls
+ * fn(recv_ctx, l, arrive_ps) so the receiver can ask for its activation by
+ * the time it needs the message; the receiver must keep one asked for while
+ * messages wait (sim_link_next_arrival_ps). Before the first send, on a whole
+ * link or a receiving half (its imports count as sends) that neither defers
+ * nor is traced (waves show a delivery when it happens); returns false (and
+ * changes nothing) otherwise: deliver as usual. */
+bool sim_link_set_pickup(sim_link *l, sim_link_pickup_fn fn);
+/* Delivers (through recv, in order) every message arriving at or before
+ * through_ps (<= now; the receiver says which same-time arrivals it has
+ * already seen happen); returns how many. */
+size_t sim_link_pick_up(sim_link *l, sim_time_ps through_ps);
+/* Arrival time of the oldest message in flight, SIM_TIME_MAX when none. */
+static inline sim_time_ps sim_link_next_arrival_ps(const sim_link *l) { return l->q_len ? l->q[l->q_head].arrive_ps : SIM_TIME_MAX; }
 /* Inside recv: the message's arrival time (earlier than now when it waited). */
 static inline sim_time_ps sim_link_arrival_ps(const sim_link *l) { return l->arrival_ps; }
 /* Inside recv: the part index the sender gave (sim_link_send_part); 0 for plain sends. */

@@ -7,7 +7,8 @@
  * free early), no pipeline delay, two VCs (dor on rings and tori), incast
  * and hotspot contention, and sizes from one credit to many. The same for
  * the switch's credit wake-ups: only where a credit can matter (the default)
- * and on every returned credit (the reference). */
+ * and on every returned credit (the reference); and for arrivals picked up
+ * by the switch against a delivery event per arrival. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ typedef struct scenario {
 typedef struct outcome {
     grant_log grants;
     uint64_t events, allocations, received, out_of_order, win_hops;
+    uint64_t picked_up, port_stats_hash;   /* arrivals switches took themselves; their ports' statistics */
     sim_time_ps end_ps;
     double lat_p50, lat_p99;
 } outcome;
@@ -109,6 +111,12 @@ static void run(const scenario *sc, enum fabric_switch_allocator alloc, outcome 
             o->win_hops += st.win_hops;
         } else {
             o->allocations += fabric_switch_stats_get(c).allocations;
+            o->picked_up += fabric_switch_stats_get(c).picked_up;
+            for (unsigned p = 0; p < t->nodes[n].nports; p++) {
+                const fabric_switch_port_stats *ps = fabric_switch_port(c, p);
+                const uint64_t v[] = { ps->rx_pkts, ps->rx_bytes, ps->tx_pkts, ps->tx_bytes, ps->queue_ps_sum, ps->max_held_credits };
+                for (unsigned j = 0; j < sizeof v / sizeof v[0]; j++) o->port_stats_hash = (o->port_stats_hash ^ v[j]) * 0x100000001b3ULL;
+            }
         }
     }
     o->lat_p50 = sim_hist_percentile(&lat, 50);
@@ -244,6 +252,53 @@ START_TEST(lazy_credit_wakes_as_always)
 }
 END_TEST
 
+/* Arrivals picked up by the switch at its runs (the default) against a
+ * delivery event per arrival (the reference): every switch makes the same
+ * grants at the same times in the same order, in as many allocator runs or
+ * fewer (a returned credit wakes it only for an output with entries, and an
+ * arrival not yet taken, not eligible either, is none), its ports count the same (the most buffer held too: same-time arrivals are
+ * taken where their deliveries would come), fewer kernel events whenever
+ * there is a pipeline delay (none: every arrival is delivered). */
+START_TEST(pickup_as_delivered)
+{
+    scenario sc = draw(_i);
+    outcome a, b;
+    sc.sw.plain_delivery = true;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &a);
+    sc.sw.plain_delivery = false;
+    run(&sc, FABRIC_SWITCH_ALLOC_MASKED, &b);
+    char what[256];
+    snprintf(what, sizeof what, "%s pattern %d load %.2f %u B buffer %u speedup %g pipeline %g seed %llu", sc.topo,
+             (int)sc.pattern, sc.load, sc.pkt_bytes, sc.sw.buffer_bytes_per_vc, sc.sw.speedup, sc.sw.pipeline_ns,
+             (unsigned long long)sc.seed);
+    ck_assert_msg(a.grants.n == b.grants.n, "%s: %zu grants delivered, %zu picked up", what, a.grants.n, b.grants.n);
+    size_t *ia = order_by_switch(&a.grants), *ib = order_by_switch(&b.grants);
+    for (size_t g = 0; g < a.grants.n; g++) {
+        const grant *x = &a.grants.v[ia[g]], *y = &b.grants.v[ib[g]];
+        ck_assert_msg(x->t == y->t && x->node == y->node && x->in == y->in && x->out == y->out && x->src == y->src &&
+                          x->dst == y->dst && x->seq == y->seq && x->vc == y->vc,
+                      "%s: switch grant %zu differs: delivered t=%llu node %u %u->%u pkt %u->%u #%llu, picked up t=%llu node %u "
+                      "%u->%u pkt %u->%u #%llu",
+                      what, g, (unsigned long long)x->t, x->node, x->in, x->out, x->src, x->dst, (unsigned long long)x->seq,
+                      (unsigned long long)y->t, y->node, y->in, y->out, y->src, y->dst, (unsigned long long)y->seq);
+    }
+    free(ia);
+    free(ib);
+    ck_assert_msg(b.allocations <= a.allocations, "%s: %llu allocator runs delivered, %llu picked up", what,
+                  (unsigned long long)a.allocations, (unsigned long long)b.allocations);
+    ck_assert_msg(a.port_stats_hash == b.port_stats_hash, "%s: the switches' port statistics differ", what);
+    ck_assert_msg(a.picked_up == 0, "%s: %llu arrivals picked up with plain delivery", what, (unsigned long long)a.picked_up);
+    if (sc.sw.pipeline_ns > 0)
+        ck_assert_msg(b.picked_up > 0 && b.events + b.picked_up / 2 < a.events, "%s: %llu picked up, events %llu vs %llu delivered",
+                      what, (unsigned long long)b.picked_up, (unsigned long long)b.events, (unsigned long long)a.events);
+    else
+        ck_assert_msg(b.picked_up == 0 && b.events == a.events, "%s: no pipeline, yet %llu picked up", what,
+                      (unsigned long long)b.picked_up);
+    ck_assert_msg(a.end_ps == b.end_ps, "%s: end %llu vs %llu ps", what, (unsigned long long)a.end_ps, (unsigned long long)b.end_ps);
+    same_deliveries_then_free(&a, &b);
+}
+END_TEST
+
 /* The lazy wake-ups are taken: on a fat tree at load 0.7 they save runs. */
 START_TEST(lazy_credit_wakes_save_runs)
 {
@@ -291,6 +346,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, masked_grants_as_scan, 0, 28);
     tcase_add_loop_test(tc, lazy_credit_wakes_as_always, 0, 28);
+    tcase_add_loop_test(tc, pickup_as_delivered, 0, 28);
     tcase_add_test(tc, lazy_credit_wakes_save_runs);
     tcase_add_test(tc, grant_logs_tell_settings_apart);
     suite_add_tcase(s, tc);

@@ -497,6 +497,58 @@ static sim_link *mk_deferred(void)
     return l;
 }
 
+/* Picked-up delivery: the receiver is told every arrival time at the send,
+ * takes the messages itself (in order, as of their arrival, through the time
+ * it names), and the link never wakes a process for them. */
+static sim_time_ps told[8];
+static size_t n_told;
+static void note_sent(void *ctx, sim_link *l, sim_time_ps arrive_ps)
+{
+    (void)ctx, (void)l;
+    told[n_told++] = arrive_ps;
+}
+static void cb_pick_up(void *obj, uint64_t through) { sim_link_pick_up(obj, through); }
+
+START_TEST(test_pickup_told_then_taken_in_order)
+{
+    n_arrivals = 0;
+    n_told = 0;
+    sim_link *l = mk("p", 1000, 1, 0, 0, 0);   /* 1 GB/s, 1 ns: 1-byte messages sent at 0 arrive at 2, 3, 4 ns */
+    sim_link_set_receiver(l, recv_arrival, "rx");
+    ck_assert(sim_link_set_pickup(l, note_sent));
+    sim_link_send(l, (void *)1, 1);
+    sim_link_send(l, (void *)2, 1);
+    sim_link_send(l, (void *)3, 1);
+    ck_assert_uint_eq(n_told, 3);
+    ck_assert_uint_eq(told[0], 2000);
+    ck_assert_uint_eq(told[2], 4000);
+    ck_assert_uint_eq(sim_link_next_arrival_ps(l), 2000);
+    sim_schedule_callback(k, 3500, 0, cb_pick_up, l, 2999);   /* only the one before 3 ns */
+    sim_schedule_callback(k, 5000, 0, cb_pick_up, l, 5000);
+    uint64_t ev0 = sim_event_count(k);
+    sim_run(k, SIM_TIME_MAX);
+    ck_assert_uint_eq(sim_event_count(k), ev0);   /* no delivery process ran */
+    ck_assert_str_eq(log_str(), "rx@3500 rx@5000 rx@5000");
+    sim_time_ps want[] = { 2000, 3000, 4000 };
+    ck_assert_uint_eq(n_arrivals, 3);
+    for (size_t i = 0; i < 3; i++) ck_assert_uint_eq(arrivals[i], want[i]);
+    ck_assert_uint_eq(sim_link_next_arrival_ps(l), SIM_TIME_MAX);
+    char why[160];
+    ck_assert_int_eq(sim_link_check(l, true, why, sizeof why), 0);
+    /* refused where it cannot hold: after the first send, on a deferring link, on a sending half */
+    ck_assert(!sim_link_set_pickup(l, note_sent));
+    sim_link *d = mk("d", 1000, 1, 0, 0, 0);
+    sim_link_set_deferrable(d, defer_odd);
+    ck_assert(!sim_link_set_pickup(d, note_sent));
+    sim_link *h = mk("h", 1000, 1, 0, 0, 0);
+    sim_link_make_sending_half(h);
+    ck_assert(!sim_link_set_pickup(h, note_sent));
+    sim_link_free(d);
+    sim_link_free(h);
+    sim_link_free(l);
+}
+END_TEST
+
 START_TEST(test_deferred_wait_then_in_order)
 {
     sim_link *l = mk_deferred();
@@ -721,6 +773,7 @@ static Suite *link_suite(void)
     tc = tcase_create("deferred");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_deferred_wait_then_in_order);
+    tcase_add_test(tc, test_pickup_told_then_taken_in_order);
     tcase_add_test(tc, test_deferred_earlier_promise_arms_event);
     tcase_add_test(tc, test_deferred_rejudge);
     tcase_add_test(tc, test_deferred_rejudge_asks_only_the_rest);

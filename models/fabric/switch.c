@@ -73,6 +73,10 @@ struct fabric_switch {
     uint32_t *pair_len;             /* [in * nports + out]: entries over the VCs */
     uint64_t active;                /* bit o: output o has entries */
     uint64_t dirty;                 /* bit o: output o gained an entry or credits since its last look */
+    uint64_t pickup;                /* bit i: input i's arrivals are picked up (sim_link_set_pickup), not delivered */
+    uint64_t waiting;               /* bit i: a picked-up input has messages on its way, the first arriving at arrive_ps[i] */
+    sim_time_ps arrive_ps[TOPO_MAX_PORTS];
+    bool delta_kick;                /* the pending run was asked for now (a delta run: sees every arrival at now) */
     /* per output, side by side for the masked allocator's run over the outputs */
     sim_time_ps due_ps[TOPO_MAX_PORTS];     /* when its last look changes by time alone */
     sim_time_ps tx_free_ps[TOPO_MAX_PORTS]; /* its serialiser's free time after the switch's last send (it is the only sender) */
@@ -124,6 +128,7 @@ static sw_buf *buf_get(fabric_switch *s)
 static void wake_at(fabric_switch *s, sim_time_ps at_ps)
 {
     sim_time_ps now = sim_now(s->k);
+    if (at_ps <= now) s->delta_kick = true;
     sim_event_notify_at(&s->kick, at_ps > now ? at_ps - now : 0);
 }
 
@@ -223,7 +228,47 @@ static void on_receive(void *ctx, sim_link *l, void *msg, uint32_t bytes)
         b->copies_left = 1;
         enqueue(s, ip->index, h.port, h.vc, pkt, b, eligible_ps);
     }
-    wake_at(s, eligible_ps);
+    /* a picked-up arrival's run was asked for when it was sent (on_pickup_sent) */
+    if (!(s->pickup >> ip->index & 1)) wake_at(s, eligible_ps);
+}
+
+/* A packet was sent to a picked-up input: the run that takes it comes no
+ * later than its eligible time (before then it can change no grant). */
+static void on_pickup_sent(void *ctx, sim_link *l, sim_time_ps arrive_ps)
+{
+    (void)l;
+    sw_port *ip = ctx;
+    fabric_switch *s = ip->s;
+    if (!(s->waiting >> ip->index & 1)) {
+        s->waiting |= 1ULL << ip->index;
+        s->arrive_ps[ip->index] = arrive_ps;
+    }
+    wake_at(s, arrive_ps + s->pipeline_ps);
+}
+
+/* The start of every run: takes the picked-up inputs' arrivals as their
+ * deliveries would have happened by now. A run asked for in a delta cycle
+ * comes after every same-time delivery; a timed one before them (deliveries
+ * are keyed, the switch's wake-up is not: sim/kernel.h), so it takes only
+ * earlier arrivals. Returns the eligible time of the first arrival left
+ * (SIM_TIME_MAX: none), for the run's wake-up. */
+static sim_time_ps pick_up_arrivals(fabric_switch *s, sim_time_ps now, bool delta_run)
+{
+    sim_time_ps through = delta_run ? now : now - 1, first_ps = SIM_TIME_MAX;
+    for (uint64_t m = s->waiting; m; m &= m - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        if (s->arrive_ps[i] <= through) {
+            sim_link *in = s->ports[i].in;
+            s->st.picked_up += sim_link_pick_up(in, through);
+            s->arrive_ps[i] = sim_link_next_arrival_ps(in);
+            if (s->arrive_ps[i] == SIM_TIME_MAX) {
+                s->waiting &= ~(1ULL << i);
+                continue;
+            }
+        }
+        if (s->arrive_ps[i] < first_ps) first_ps = s->arrive_ps[i];
+    }
+    return first_ps == SIM_TIME_MAX ? SIM_TIME_MAX : first_ps + s->pipeline_ps;
 }
 
 static void on_credit(void *ctx, sim_link *l, unsigned type, uint32_t credits)
@@ -314,9 +359,8 @@ static sw_queue *best_head(fabric_switch *s, const sw_port *op, unsigned i, unsi
  * over every output with entries and every input from its pointer, then a
  * wake-up for the earliest time a blocked grant could become possible
  * (credits wake it through on_credit). */
-static void allocate_scan(fabric_switch *s, sim_time_ps now)
+static void allocate_scan(fabric_switch *s, sim_time_ps now, sim_time_ps next_ps)
 {
-    sim_time_ps next_ps = SIM_TIME_MAX;
     unsigned n = s->nports;
     for (unsigned o = 0; o < n; o++) {
         sw_port *op = &s->ports[o];
@@ -390,9 +434,8 @@ static sim_time_ps look_output(fabric_switch *s, unsigned o, sim_time_ps now)
 /* The masked run: outputs in port order as the scan, each looked at again
  * only when it gained an entry or credits (dirty) or its due time came; the
  * others give their last look's time. */
-static void allocate_masked(fabric_switch *s, sim_time_ps now)
+static void allocate_masked(fabric_switch *s, sim_time_ps now, sim_time_ps next_ps)
 {
-    sim_time_ps next_ps = SIM_TIME_MAX;
     for (uint64_t m = s->active; m; m &= m - 1) {
         unsigned o = (unsigned)__builtin_ctzll(m);
         sim_time_ps t;
@@ -410,9 +453,13 @@ static void allocate_masked(fabric_switch *s, sim_time_ps now)
 static void allocate(void *ctx)
 {
     fabric_switch *s = ctx;
+    sim_time_ps now = sim_now(s->k);
+    bool delta_run = s->delta_kick;
+    s->delta_kick = false;
     s->st.allocations++;
-    if (s->cfg.allocator == FABRIC_SWITCH_ALLOC_SCAN) allocate_scan(s, sim_now(s->k));
-    else allocate_masked(s, sim_now(s->k));
+    sim_time_ps next_ps = s->waiting ? pick_up_arrivals(s, now, delta_run) : SIM_TIME_MAX;
+    if (s->cfg.allocator == FABRIC_SWITCH_ALLOC_SCAN) allocate_scan(s, now, next_ps);
+    else allocate_masked(s, now, next_ps);
 }
 
 fabric_switch *fabric_switch_new(sim_kernel *k, const topo *t, uint32_t node, const topo_routes *r, sim_groups *g,
@@ -485,6 +532,9 @@ void fabric_switch_connect(fabric_switch *s, const sim_fabric_port *p)
     sp->out_credit_types = p->out_credit_types;
     sp->out_credit_bytes = p->out_credit_bytes ? p->out_credit_bytes : 1;
     sim_link_set_receiver(p->in, on_receive, sp);
+    /* keyed links only: the same-time rule of pick_up_arrivals rests on deliveries firing after the switch's wake-up */
+    if (!s->cfg.plain_delivery && s->pipeline_ps > 0 && p->in->order_key && sim_link_set_pickup(p->in, on_pickup_sent))
+        s->pickup |= 1ULL << p->port;
     if (p->out_credit_types) sim_link_set_credit_callback(p->out, on_credit, sp);
 }
 
@@ -516,6 +566,15 @@ static int mask_mismatch(const fabric_switch *s, unsigned o, char *why, size_t w
         if (cached != sim_link_tx_free_ps(op->out)) {
             snprintf(why, why_n, "switch %s: output %u's serialiser is free at %llu ps, the switch thinks %llu (another sender?)",
                      s->name, o, (unsigned long long)sim_link_tx_free_ps(op->out), (unsigned long long)cached);
+            return 1;
+        }
+    }
+    if (s->pickup >> o & 1) {
+        sim_time_ps next = sim_link_next_arrival_ps(s->ports[o].in);
+        bool waits = (s->waiting >> o & 1) != 0;
+        if (waits != (next != SIM_TIME_MAX) || (waits && s->arrive_ps[o] != next)) {
+            snprintf(why, why_n, "switch %s: input %u's first message arrives at %llu ps, the switch thinks %llu (waiting %u)",
+                     s->name, o, (unsigned long long)next, (unsigned long long)s->arrive_ps[o], (unsigned)waits);
             return 1;
         }
     }
@@ -568,6 +627,8 @@ int fabric_switch_check(const fabric_switch *s, bool drained, char *why, size_t 
 
 void fabric_switch_reset_stats(fabric_switch *s)
 {
+    /* between runs every arrival until now has happened: count it in the old window */
+    if (s->waiting) (void)pick_up_arrivals(s, sim_now(s->k), true);
     for (unsigned p = 0; p < s->nports; p++) {
         sw_port *sp = &s->ports[p];
         uint32_t held = 0;

@@ -43,8 +43,16 @@ typedef struct fabric_switch_cfg {
      * eligible time); true: the reference, every returned credit runs it.
      * Same grants up to the order of same-time events (docs, Speed). */
     bool credit_wakes_always;
+    /* false (the default): with pipeline_ns > 0 the switch picks its
+     * arrivals up itself at its allocator runs (sim_link_set_pickup), as of
+     * their arrival times, no later than they become eligible: no delivery
+     * event per packet; true: the reference, every arrival delivered at its
+     * time. Same grants (docs, Speed). Traced input links, and links
+     * without an order key (sim_link_set_order_key: the fabric gives every
+     * link one), always deliver. */
+    bool plain_delivery;
 } fabric_switch_cfg;
-#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL, false })
+#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL, false, false })
 
 /* Registers kind "switch" with the fabric; calling it twice is harmless. */
 void fabric_switch_register(void);
@@ -83,6 +91,7 @@ typedef struct fabric_switch_stats {
     uint64_t inside;                /* VOQ entries waiting now */
     uint64_t allocations;           /* allocator runs */
     uint64_t output_evals;          /* outputs the allocator looked at (the scan: every output with entries, every run) */
+    uint64_t picked_up;             /* arrivals it took itself (plain_delivery false), of `received` */
 } fabric_switch_stats;
 
 fabric_switch_stats fabric_switch_stats_get(const fabric_switch *s);
