@@ -48,6 +48,8 @@ typedef struct sim_pkt {
     uint16_t parts;            /* parts it travels in on the current link (1: whole) */
     uint32_t wire_bytes;       /* on the wire: payload + headers + per-packet link overhead */
     uint32_t payload_bytes;    /* the part that is data (goodput) */
+    uint32_t frames;           /* link packets it stands for (a burst: n; else 1), each paying its link's overhead_bytes
+                                * within wire_bytes: a switch re-frames by it where the next link's overhead differs */
     uint64_t flow;             /* flow id: ECMP hash key, per-flow order checks */
     uint64_t seq;              /* sequence number within the flow */
     sim_time_ps created_ps;    /* when the source made it */
@@ -100,7 +102,7 @@ static inline sim_pkt *sim_pkt_alloc(sim_pkt_pool *p)
     if (!p->free_list) sim_pkt_pool_grow(p);
     sim_pkt *k = p->free_list;
     p->free_list = k->next_free;
-    *k = (sim_pkt){ .pool = p, .id = p->next_id++, .parts = 1 };
+    *k = (sim_pkt){ .pool = p, .id = p->next_id++, .parts = 1, .frames = 1 };
     p->live++;
     p->allocated_total++;
     return k;

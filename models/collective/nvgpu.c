@@ -111,6 +111,7 @@ static sim_pkt *make_pkt(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, u
     k->parts = (uint16_t)pkts;
     k->payload_bytes = payload;
     k->wire_bytes = payload + pkts * g->port[port].fp.link->overhead_bytes;
+    k->frames = pkts;
     k->created_ps = sim_now(g->k);
     k->data = data;
     return k;

@@ -48,6 +48,7 @@ typedef struct sw_port {
     bool connected;
     sim_link *in, *out;
     double in_GBps;
+    unsigned overhead_bytes;        /* its link's, per link packet */
     unsigned out_credit_types, out_credit_bytes;
     sim_time_ps read_free_ps;       /* the input's crossbar read port is busy until then */
     unsigned rr;                    /* output: next input to look at first */
@@ -132,6 +133,19 @@ static void wake_at(fabric_switch *s, sim_time_ps at_ps)
     sim_event_notify_at(&s->kick, at_ps > now ? at_ps - now : 0);
 }
 
+/* The packet leaves on a link whose per-packet overhead may differ from the
+ * one it came on (PCIe to NVLink, InfiniBand to Ethernet): each of its frames
+ * pays the outgoing link's. */
+static void reframe(const fabric_switch *s, const sw_port *ip, const sw_port *op, sim_pkt *pkt)
+{
+    if (ip->overhead_bytes == op->overhead_bytes) return;
+    uint64_t in_overhead = (uint64_t)pkt->frames * ip->overhead_bytes;
+    if (pkt->wire_bytes < in_overhead)
+        sim_fatal("%s: a packet of %u wire bytes claims %u frames of %u overhead bytes each", s->name, pkt->wire_bytes,
+                  pkt->frames, ip->overhead_bytes);
+    pkt->wire_bytes = (uint32_t)(pkt->wire_bytes - in_overhead + (uint64_t)pkt->frames * op->overhead_bytes);
+}
+
 static void enqueue(fabric_switch *s, unsigned in, unsigned out, unsigned vc, sim_pkt *pkt, sw_buf *b,
                     sim_time_ps eligible_ps)
 {
@@ -140,6 +154,7 @@ static void enqueue(fabric_switch *s, unsigned in, unsigned out, unsigned vc, si
     sw_port *op = &s->ports[out];
     if (op->out_credit_types && vc >= op->out_credit_types)
         sim_fatal("%s: VC %u on a link whose receiver has %u credit pools", s->name, vc, op->out_credit_types);
+    reframe(s, &s->ports[in], op, pkt);
     sw_entry *e = entry_get(s);
     *e = (sw_entry){ .pkt = pkt, .buf = b, .eligible_ps = eligible_ps, .out_vc = (uint8_t)vc,
                      .out_credits = sim_fabric_credits(pkt->wire_bytes, op->out_credit_bytes) };
@@ -180,6 +195,7 @@ static void enqueue_multicast(fabric_switch *s, sw_port *ip, sim_pkt *pkt, sw_bu
     qsort(sorted, n, sizeof *sorted, cmp_u32);
     for (unsigned i = 0; i < n; i++) hop[i] = topo_route_next(s->r, s->node, (int)ip->index, sorted[i], pkt->flow);
     bool first = true;
+    const uint32_t in_wire_bytes = pkt->wire_bytes;   /* each copy is re-framed from it for its own output */
     b->copies_left = 0;
     for (unsigned port = 0; port < s->nports; port++) {
         unsigned k = 0, vc = 0;
@@ -187,6 +203,7 @@ static void enqueue_multicast(fabric_switch *s, sw_port *ip, sim_pkt *pkt, sw_bu
             if (hop[i].port == port) { sub[k++] = sorted[i]; vc = hop[i].vc; }
         if (!k) continue;
         sim_pkt *c = first ? pkt : sim_pkt_clone(&s->pool, pkt);
+        c->wire_bytes = in_wire_bytes;
         if (!first) s->st.clones++;
         first = false;
         unsigned pp;
@@ -529,6 +546,7 @@ void fabric_switch_connect(fabric_switch *s, const sim_fabric_port *p)
     sp->in = p->in;
     sp->out = p->out;
     sp->in_GBps = p->link->GBps > 0 ? p->link->GBps : 1e9;
+    sp->overhead_bytes = p->link->overhead_bytes;
     sp->out_credit_types = p->out_credit_types;
     sp->out_credit_bytes = p->out_credit_bytes ? p->out_credit_bytes : 1;
     sim_link_set_receiver(p->in, on_receive, sp);
