@@ -302,6 +302,17 @@ static void nccl_run(sim_test_ctx *c)
     char busiest[256];
     sim_report_metric(c->report, "max_link_util", sim_fabric_max_link_util(f, busiest, sizeof busiest));
     sim_report_metric_json(c->report, "busiest_link", cJSON_CreateString(busiest));
+    cJSON *bottleneck = sim_fabric_bottleneck_json(f, 5);   /* over the whole sweep: every size's traffic */
+    const char *btier = cJSON_GetStringValue(cJSON_GetObjectItem(bottleneck, "busiest_tier"));
+    if (root) {   /* nccl-tests' footer, then where the link time went */
+        unsigned wrong_rows = 0;
+        for (unsigned i = 0; i < nrows; i++) wrong_rows += rows[i].wrong > 0;
+        printf("# Out of bounds values : %u %s\n", wrong_rows, wrong_rows ? "FAILED" : "OK");
+        printf("# Avg bus bandwidth    : %g\n", nrows ? sum / nrows : 0);
+        printf("# Busiest tier         : %s (busiest link direction %s at %.1f %% of the run)\n", btier ? btier : "none", busiest,
+               100.0 * sim_fabric_max_link_util(f, busiest, sizeof busiest));
+    }
+    sim_report_metric_json(c->report, "bottleneck", bottleneck);
 
     unsigned checked = 0;
     for (unsigned i = 0; i < nrows; i++) checked += rows[i].wrong >= 0;
