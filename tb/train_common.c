@@ -27,12 +27,11 @@ uint32_t train_layout_ep(const train_layout *L, unsigned s, unsigned d, unsigned
 
 static const char *const shape_params[] = { "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "vocab" };
 
-static void read_model(sim_test_ctx *c, train_setup *s)
+static void read_model(sim_test_ctx *c, train_model *m)
 {
     const sim_params *p = c->params;
     const char *name = sim_param_str(p, "model");
     if (!strcmp(name, "custom")) {
-        train_model *m = &s->m;
         memset(m, 0, sizeof *m);
         snprintf(m->name, sizeof m->name, "custom");
         m->layers = (unsigned)sim_param_int(p, "layers"), m->hidden = (unsigned)sim_param_int(p, "hidden");
@@ -42,76 +41,121 @@ static void read_model(sim_test_ctx *c, train_setup *s)
         const char *bad = train_model_invalid(m);
         if (bad) sim_input_error("model=custom: %s (layers=%u hidden=%u heads=%u kv_heads=%u)", bad, m->layers, m->hidden, m->heads, m->kv_heads);
     } else {
-        if (train_model_preset(name, &s->m)) sim_fatal("train: preset %s missing", name);
+        if (train_model_preset(name, m)) sim_fatal("train: preset %s missing", name);
         for (unsigned i = 0; i < sizeof shape_params / sizeof *shape_params; i++)
             sim_param_not_applicable(p, shape_params[i], "model=%s sets the shape (use model=custom to give it)", name);
     }
 }
 
-static void read_topology(sim_test_ctx *c, train_setup *s)
+void train_knobs_read(sim_test_ctx *c, train_knobs *k, bool sweep)
 {
     const sim_params *p = c->params;
-    const char *topo_spec = sim_param_str(p, "topo");
-    unsigned nodes = (unsigned)sim_param_int(p, "nodes");
-    if (nodes > 1 && !strchr(topo_spec, '.') && !strchr(topo_spec, ':')) snprintf(s->spec, sizeof s->spec, "%s:nodes=%u", topo_spec, nodes);
-    else if (nodes > 1) sim_input_error("train_step: nodes=%u goes with a preset (topo=dgx-h100), not with topo=%s", nodes, topo_spec);
-    else snprintf(s->spec, sizeof s->spec, "%s", topo_spec);
+    memset(k, 0, sizeof *k);
+    read_model(c, &k->m);
+    k->microbatch = (unsigned)sim_param_int(p, "microbatch");
+    k->dt = (enum train_dtype)sim_param_enum(p, "dtype");
+    k->recompute = sim_param_bool(p, "recompute");
+    k->tp = (unsigned)sim_param_int(p, "tp"), k->pp = (unsigned)sim_param_int(p, "pp");
+    k->mapping = (enum train_mapping)sim_param_enum(p, "mapping");
+    k->interleave = (unsigned)sim_param_int(p, "interleave");
+    k->cc.mfu_matmul = sim_param_double(p, "mfu_matmul");
+    k->cc.mem_efficiency = sim_param_double(p, "mem_efficiency");
+    k->bucket_mb = sim_param_double(p, "bucket_mb");
+    k->overlap = sim_param_bool(p, "overlap");
+    k->zero = sim_param_bool(p, "zero");
+    snprintf(k->topo, sizeof k->topo, "%s", sim_param_str(p, "topo"));
+    snprintf(k->gpu, sizeof k->gpu, "%s", sim_param_str(p, "gpu"));
+    k->nodes = 1, k->dp = 1, k->global_batch = 1;
+    if (!sweep) {
+        k->nodes = (unsigned)sim_param_int(p, "nodes");
+        k->dp = (unsigned)sim_param_int(p, "dp");
+        k->global_batch = (uint64_t)sim_param_int(p, "global_batch");
+    }
+}
+
+static void build_topology(sim_test_ctx *c, train_setup *s, const train_knobs *k, unsigned gpus)
+{
+    if (k->nodes > 1 && !strchr(k->topo, '.') && !strchr(k->topo, ':')) snprintf(s->spec, sizeof s->spec, "%s:nodes=%u", k->topo, k->nodes);
+    else if (k->nodes > 1) sim_input_error("%s: nodes=%u goes with a preset (topo=dgx-h100), not with topo=%s", c->test_name, k->nodes, k->topo);
+    else snprintf(s->spec, sizeof s->spec, "%s", k->topo);
     fabric_register_kinds();
     collective_register_kinds();
     network_register_kinds();
     char err[512];
     s->t = topo_from_string(s->spec, "nvlink4", err, sizeof err);
-    if (!s->t) sim_input_error("train_step: topo=%s: %s", s->spec, err);
+    if (!s->t) sim_input_error("%s: topo=%s: %s", c->test_name, s->spec, err);
     s->routes = topo_routes_new(s->t, TOPO_ROUTE_ECMP, err, sizeof err);
-    if (!s->routes) sim_input_error("train_step: topo=%s: %s", s->spec, err);
+    if (!s->routes) sim_input_error("%s: topo=%s: %s", c->test_name, s->spec, err);
     s->gpu_ep = calloc(s->t->n_endpoints ? s->t->n_endpoints : 1, sizeof *s->gpu_ep);
     if (!s->gpu_ep) sim_fatal("out of memory");
     unsigned n = 0;
     for (uint32_t e = 0; e < s->t->n_endpoints; e++)
         if (!strcmp(s->t->nodes[s->t->endpoint_node[e]].kind->name, "nvgpu")) s->gpu_ep[n++] = e;
+    s->nodes = k->nodes;
+    s->gpus_per_node = n / k->nodes;
+    if (gpus) {
+        if (gpus > n) sim_fatal("%s: %u GPUs asked of %s, which has %u", c->test_name, gpus, s->spec, n);
+        n = gpus;
+    }
     s->lay.gpu_ep = s->gpu_ep;
     s->lay.n_gpus = n;
 }
 
-void train_setup_read(sim_test_ctx *c, train_setup *s)
+unsigned train_gpus_per_node(sim_test_ctx *c, const train_knobs *k)
+{
+    train_knobs one = *k;
+    one.nodes = 1;
+    train_setup s;
+    memset(&s, 0, sizeof s);
+    build_topology(c, &s, &one, 0);
+    unsigned n = s.lay.n_gpus;
+    train_setup_free(&s);
+    return n;
+}
+
+static const char *dtype_name(enum train_dtype d) { return d == TRAIN_FP8 ? "fp8" : d == TRAIN_FP16 ? "fp16" : "bf16"; }
+
+void train_setup_build(sim_test_ctx *c, train_setup *s, const train_knobs *k, unsigned gpus, unsigned grad_bytes, bool check_unused)
 {
     const sim_params *p = c->params;
     memset(s, 0, sizeof *s);
-    read_model(c, s);
-    s->microbatch = (unsigned)sim_param_int(p, "microbatch");
-    s->global_batch = (uint64_t)sim_param_int(p, "global_batch");
-    s->dt = (enum train_dtype)sim_param_enum(p, "dtype");
-    s->recompute = sim_param_bool(p, "recompute");
-    s->lay.tp = (unsigned)sim_param_int(p, "tp"), s->lay.pp = (unsigned)sim_param_int(p, "pp"), s->lay.dp = (unsigned)sim_param_int(p, "dp");
-    s->lay.mapping = (enum train_mapping)sim_param_enum(p, "mapping");
-    unsigned v = (unsigned)sim_param_int(p, "interleave");
-    s->cc.mfu_matmul = sim_param_double(p, "mfu_matmul");
-    s->cc.mem_efficiency = sim_param_double(p, "mem_efficiency");
-    read_topology(c, s);
-    const char *gpu = sim_param_str(p, "gpu");
+    s->m = k->m;
+    s->microbatch = k->microbatch;
+    s->global_batch = k->global_batch;
+    s->dt = k->dt;
+    s->recompute = k->recompute;
+    s->lay.tp = k->tp, s->lay.pp = k->pp, s->lay.dp = k->dp;
+    s->lay.mapping = k->mapping;
+    unsigned v = k->interleave;
+    s->cc = k->cc;
+    build_topology(c, s, k, gpus);
+    const char *gpu = k->gpu;
     if (!strcmp(gpu, "auto")) gpu = strstr(s->spec, "a100") ? "a100" : "h100";
     if (train_gpu_preset(gpu, &s->g)) sim_fatal("train: GPU preset %s missing", gpu);
-    if (train_gpu_peak_tflops(&s->g, s->dt) <= 0) sim_input_error("train_step: dtype=%s: the %s has no such tensor cores; allowed: bf16, fp16", sim_param_str(p, "dtype"), s->g.name);
+    if (train_gpu_peak_tflops(&s->g, s->dt) <= 0)
+        sim_input_error("%s: dtype=%s: the %s has no such tensor cores; allowed: bf16, fp16", c->test_name, dtype_name(s->dt), s->g.name);
 
     const train_layout *L = &s->lay;
     const train_model *m = &s->m;
     if ((uint64_t)L->tp * L->pp * L->dp != L->n_gpus)
-        sim_input_error("train_step: tp x pp x dp = %u x %u x %u = %llu, but topo=%s has %u GPUs; allowed: a product equal to the GPUs", L->tp, L->pp,
-                        L->dp, (unsigned long long)L->tp * L->pp * L->dp, s->spec, L->n_gpus);
-    if (m->heads % L->tp) sim_input_error("train_step: tp=%u must divide heads=%u (Megatron splits attention by heads)", L->tp, m->heads);
-    if (m->layers % (L->pp * v)) sim_input_error("train_step: layers=%u must split evenly over pp x interleave = %u", m->layers, L->pp * v);
+        sim_input_error("%s: tp x pp x dp = %u x %u x %u = %llu, but topo=%s has %u GPUs; allowed: a product equal to the GPUs", c->test_name,
+                        L->tp, L->pp, L->dp, (unsigned long long)L->tp * L->pp * L->dp, s->spec, L->n_gpus);
+    if (m->heads % L->tp) sim_input_error("%s: tp=%u must divide heads=%u (Megatron splits attention by heads)", c->test_name, L->tp, m->heads);
+    if (m->layers % (L->pp * v)) sim_input_error("%s: layers=%u must split evenly over pp x interleave = %u", c->test_name, m->layers, L->pp * v);
     if (s->global_batch % ((uint64_t)s->microbatch * L->dp))
-        sim_input_error("train_step: global_batch=%llu must be a multiple of microbatch x dp = %u", (unsigned long long)s->global_batch,
+        sim_input_error("%s: global_batch=%llu must be a multiple of microbatch x dp = %u", c->test_name, (unsigned long long)s->global_batch,
                         s->microbatch * L->dp);
     unsigned mbs = (unsigned)(s->global_batch / ((uint64_t)s->microbatch * L->dp));
     if (v > 1 && (L->pp < 2 || mbs % L->pp))
-        sim_input_error("train_step: interleave=%u needs pp >= 2 and micro-batches per replica (%u) a multiple of pp=%u", v, mbs, L->pp);
-    if (L->dp == 1) {
-        sim_param_not_applicable(p, "bucket_mb", "dp=1: no gradient all-reduce");
-        sim_param_not_applicable(p, "overlap", "dp=1: no gradient all-reduce");
-        sim_param_not_applicable(p, "zero", "dp=1: no optimizer state to shard");
+        sim_input_error("%s: interleave=%u needs pp >= 2 and micro-batches per replica (%u) a multiple of pp=%u", c->test_name, v, mbs, L->pp);
+    if (check_unused) {
+        if (L->dp == 1) {
+            sim_param_not_applicable(p, "bucket_mb", "dp=1: no gradient all-reduce");
+            sim_param_not_applicable(p, "overlap", "dp=1: no gradient all-reduce");
+            sim_param_not_applicable(p, "zero", "dp=1: no optimizer state to shard");
+        }
+        if (v == 1 && L->pp == 1) sim_param_not_applicable(p, "interleave", "pp=1: no pipeline");
     }
-    if (v == 1 && L->pp == 1) sim_param_not_applicable(p, "interleave", "pp=1: no pipeline");
 
     /* the schedule's inputs, from the workload model */
     s->layer = train_layer(m, s->microbatch, L->tp, s->dt);
@@ -120,7 +164,7 @@ void train_setup_read(sim_test_ctx *c, train_setup *s)
     s->layer_bwd_ns = train_layer_bwd_ns(&s->layer, &s->g, s->dt, &s->cc, s->recompute);
     s->output_fwd_ns = train_layer_fwd_ns(&s->output, &s->g, s->dt, &s->cc);
     s->output_bwd_ns = train_layer_bwd_ns(&s->output, &s->g, s->dt, &s->cc, false);
-    unsigned grad_bytes = s->dt == TRAIN_FP8 ? 2 : train_dtype_bytes(s->dt);
+    if (!grad_bytes) grad_bytes = s->dt == TRAIN_FP8 ? 2 : train_dtype_bytes(s->dt);
     train_sched_cfg *sc = &s->sc;
     sc->pp = L->pp, sc->tp = L->tp, sc->microbatches = mbs, sc->interleave = v, sc->layers = m->layers;
     sc->layer_fwd_ns = s->layer_fwd_ns, sc->layer_bwd_ns = s->layer_bwd_ns;
@@ -131,10 +175,17 @@ void train_setup_read(sim_test_ctx *c, train_setup *s)
     sc->dp_layer_bytes = train_layer_params(m) / L->tp * grad_bytes;
     sc->dp_first_bytes = train_embedding_params(m) / L->tp * grad_bytes;
     sc->dp_last_bytes = (uint64_t)m->vocab * m->hidden / L->tp * grad_bytes;   /* the output layer (a tied copy on the last stage) */
-    sc->bucket_bytes = L->dp > 1 ? (uint64_t)(sim_param_double(p, "bucket_mb") * 1e6) : 1;
+    sc->bucket_bytes = L->dp > 1 ? (uint64_t)(k->bucket_mb * 1e6) : 1;
     sc->dp = L->dp > 1;
-    sc->overlap = L->dp > 1 && sim_param_bool(p, "overlap");
-    sc->zero = L->dp > 1 && sim_param_bool(p, "zero");
+    sc->overlap = L->dp > 1 && k->overlap;
+    sc->zero = L->dp > 1 && k->zero;
+}
+
+void train_setup_read(sim_test_ctx *c, train_setup *s)
+{
+    train_knobs k;
+    train_knobs_read(c, &k, false);
+    train_setup_build(c, s, &k, 0, 0, true);
 }
 
 void train_setup_free(train_setup *s)
