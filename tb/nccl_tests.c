@@ -225,7 +225,8 @@ static void nccl_run(sim_test_ctx *c)
     double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER || op == COLL_REDUCE ? gc.reduce_GBps : INFINITY;
     if (reduce_limit < predicted) predicted = reduce_limit;
     char pred_why[512];
-    snprintf(pred_why, sizeof pred_why, "min(%u links x %.2f GB/s goodput, reduction limit %.0f GB/s)", used, goodput_link, reduce_limit);
+    if (isinf(reduce_limit)) snprintf(pred_why, sizeof pred_why, "%u links x %.2f GB/s goodput (nothing reduced)", used, goodput_link);
+    else snprintf(pred_why, sizeof pred_why, "min(%u links x %.2f GB/s goodput, reduction limit %.0f GB/s)", used, goodput_link, reduce_limit);
     if (op == COLL_ALLTOALL) {   /* and the bisection: half the ranks send nS/4 to the other half across it */
         double bis = coll_predict_alltoall_bisection_busbw(t, n, l0->overhead_bytes, err, sizeof err);
         if (bis < 0) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
