@@ -60,4 +60,31 @@ static inline unsigned coll_predict_tree_height(const coll_comm *cm)
     return h;
 }
 
+/* alltoall's bisection bound, from the topology: over the balanced split of
+ * the GPUs with the least link rate across (topo_bisection_compute, the
+ * switches' sides optimal), a ranks on one side and b on the other send
+ * a b S/n each way across it at the links' goodput (rate x 128/(128 +
+ * overhead)); busbw = (n-1)/n S / time = (n-1) goodput / (a b). -1 with err
+ * when the bisection cannot be computed. */
+static inline double coll_predict_alltoall_bisection_busbw(const topo *t, unsigned n, unsigned overhead_bytes, char *err, size_t errlen)
+{
+    topo_bisection b;
+    if (topo_bisection_compute(t, TOPO_BISECTION_EXACT_MAX, &b, err, errlen) != 0) return -1;
+    double goodput = b.GBps * 128.0 / (128.0 + overhead_bytes);
+    topo_bisection_free(&b);
+    double lo = n / 2, hi = n - n / 2;
+    return (n - 1) * goodput / (lo * hi);
+}
+
+/* A chain's (broadcast, reduce) share of the link bound at `bytes`: a chunk
+ * is forwarded once it is all in (its flag), so the last of the n-1
+ * receivers has the channel's last byte n-2 chunk times after it would on
+ * one link: S/C / (S/C + (n-2) chunk). */
+static inline double coll_predict_chain_fill(uint64_t bytes, unsigned channels, uint32_t chunk_bytes, unsigned n)
+{
+    double per_ch = (double)bytes / channels, fill_bytes = (double)(n > 2 ? n - 2 : 0) * chunk_bytes;
+    if (fill_bytes > per_ch * (n > 2 ? n - 2 : 0)) fill_bytes = per_ch * (n > 2 ? n - 2 : 0);   /* a chunk is at most the channel's share */
+    return per_ch / (per_ch + fill_bytes);
+}
+
 #endif

@@ -1,5 +1,8 @@
 /* nccl_tests: what nccl-tests' all_reduce_perf / all_gather_perf /
- * reduce_scatter_perf print, from ring (and, for all_reduce, tree: algo=tree|all) collectives simulated packet by
+ * reduce_scatter_perf / broadcast_perf / reduce_perf / alltoall_perf /
+ * sendrecv_perf print, from ring (broadcast and reduce: a chain along the
+ * ring; alltoall and sendrecv: point-to-point; all_reduce also the tree:
+ * algo=tree|all) collectives simulated packet by
  * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
  * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
  * busbw factors. Checks: no wrong element, busbw never above the NVLink
@@ -29,15 +32,19 @@
 #define MAX_ROWS 128
 
 static const sim_param_def nccl_params[] = {
-    SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES, "the collective (nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf)"),
+    SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES,
+                   "the collective (nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf, reduce_perf, "
+                   "alltoall_perf, sendrecv_perf)"),
+    SIM_PARAM_INT("root", "0", "", 0, 1023, "broadcast, reduce: the root rank (nccl-tests -r)"),
     SIM_PARAM_STRING("topo", "dgx-h100", "topology: dgx-h100 (8 H100, 4 NVSwitch) or a JSON file of nvgpu and switch nodes"),
     SIM_PARAM_INT("nodes", "1", "", 1, 1024, "servers joined by a network (only 1: multi-node is not modelled yet)"),
     SIM_PARAM_INT("gpus", "0", "", 0, 64, "ranks per node (0: every GPU of the topology; fewer is not modelled yet)"),
     SIM_PARAM_STRING("minbytes", "8", "smallest size (bytes; K, M, G suffixes as nccl-tests -b)"),
     SIM_PARAM_STRING("maxbytes", "256M", "largest size (nccl-tests -e)"),
     SIM_PARAM_INT("stepfactor", "2", "", 2, 1024, "size multiplier between rows (nccl-tests -f)"),
-    SIM_PARAM_ENUM("algo", "ring", "ring|tree|all|nvls|nvls_tree|collnet|auto",
-                   "algorithm (NCCL_ALGO): ring, tree (all_reduce: double binary tree over nodes, a chain in a node), all (each of them)"),
+    SIM_PARAM_ENUM("algo", "ring", "ring|tree|all|nvls|nvls_tree|collnet|auto|direct",
+                   "algorithm (NCCL_ALGO): ring (broadcast, reduce: a chain along the ring), tree (all_reduce: double binary tree over "
+                   "nodes, a chain in a node), all (each of them); alltoall: direct (p2p to every peer, its only one); sendrecv: none"),
     SIM_PARAM_INT("gpus_per_node", "0", "", 0, 64,
                   "tree: ranks per node (0: the topology's NVLink domains; n: consecutive ranks in groups of n, e.g. 1 = a tree over one-GPU nodes)"),
     SIM_PARAM_ENUM("proto", "simple", "simple|ll|ll128|auto", "protocol (NCCL_PROTO); only simple is modelled yet"),
@@ -112,6 +119,12 @@ static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char 
     else sim_report_metric_json(c->report, "plot", cJSON_CreateString(png));
 }
 
+/* A row's share of the link bound that its pipeline allows: a chain's fill (broadcast, reduce), else 1. */
+static double row_fill(enum coll_op op, uint64_t bytes, unsigned chans, uint32_t chunk_bytes, unsigned n)
+{
+    return coll_op_has_root(op) ? coll_predict_chain_fill(bytes, chans, chunk_bytes, n) : 1.0;
+}
+
 static void nccl_run(sim_test_ctx *c)
 {
     const sim_params *p = c->params;
@@ -124,6 +137,7 @@ static void nccl_run(sim_test_ctx *c)
     unsigned iters = (unsigned)sim_param_int(p, "iters"), warmup = (unsigned)sim_param_int(p, "warmup_iters");
     bool check = sim_param_bool(p, "check");
     bool inject = sim_param_enum(p, "inject") == 1;
+    const bool p2p = op == COLL_ALLTOALL || op == COLL_SENDRECV;
     coll_cfg cc = COLL_CFG_DEFAULT;
     cc.channels = (unsigned)sim_param_int(p, "channels");
     cc.chunk_bytes = (uint32_t)sim_param_int(p, "chunk_bytes");
@@ -132,12 +146,24 @@ static void nccl_run(sim_test_ctx *c)
     unsigned burst = (unsigned)sim_param_int(p, "burst_pkts");
     gc.reduce_GBps = sim_param_double(p, "reduce_GBps");
     if (nodes != 1) sim_input_error("nccl_tests: nodes=%" PRId64 ": multi-node is not modelled yet; allowed: 1", nodes);
+    if (op == COLL_SENDRECV) sim_param_not_applicable(p, "algo", "sendrecv is point-to-point (no NCCL algorithm)");
+    if (op == COLL_ALLTOALL && sim_param_given(p, "algo") && strcmp(algo, "direct"))
+        sim_input_error("nccl_tests: algo=%s with op=alltoall; allowed: direct (every rank to every peer at once, NCCL's p2p)", algo);
+    if (op != COLL_ALLTOALL && !strcmp(algo, "direct"))
+        sim_input_error("nccl_tests: algo=direct with op=%s: direct is alltoall's; allowed: ring, tree, all", coll_op_name(op));
+    if (p2p) algo = "ring";   /* one run: the p2p engine (labelled direct / p2p) */
+    const char *p2p_label = op == COLL_ALLTOALL ? "direct" : "p2p";
     bool all = !strcmp(algo, "all"), run_ring = all || !strcmp(algo, "ring"), run_tree = all || !strcmp(algo, "tree");
     if (!run_ring && !run_tree) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, all", algo);
     if (run_tree && op != COLL_ALL_REDUCE)
         sim_input_error("nccl_tests: algo=%s with op=%s: the tree runs all_reduce only (as NCCL's); allowed: algo=ring", algo, coll_op_name(op));
     if (run_tree && c->transport && c->transport->size > 1)
         sim_input_error("nccl_tests: algo=%s: the tree runs in one process only; allowed over ranks: algo=ring", algo);
+    if (p2p && c->transport && c->transport->size > 1)
+        sim_input_error("nccl_tests: op=%s runs in one process only; allowed over ranks: all_reduce, all_gather, reduce_scatter, broadcast, reduce",
+                        coll_op_name(op));
+    if (coll_op_has_root(op)) cc.root = (unsigned)sim_param_int(p, "root");
+    else sim_param_not_applicable(p, "root", "op=%s has no root (broadcast and reduce have)", coll_op_name(op));
     cc.gpus_per_node = (unsigned)sim_param_int(p, "gpus_per_node");
     if (!run_tree) sim_param_not_applicable(p, "gpus_per_node", "the nodes shape only the tree (algo=tree or all)");
     if (strcmp(proto, "simple")) sim_input_error("nccl_tests: proto=%s is not modelled yet; allowed: simple", proto);
@@ -183,7 +209,7 @@ static void nccl_run(sim_test_ctx *c)
     sim_fabric *f = sim_fabric_new(c->k, t, &fc, err, sizeof err);
     if (!f) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
     coll_comm *cm = coll_comm_new(f, &cc, err, sizeof err);
-    if (!cm) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
+    if (!cm) sim_input_error("nccl_tests: topo=%s: %s", spec, err);   /* (names a root beyond the ranks too) */
     unsigned n = coll_comm_ranks(cm);
     if (gpus && (unsigned)gpus != n) sim_input_error("nccl_tests: gpus=%" PRId64 ": fewer ranks than GPUs is not modelled yet; allowed: 0 or %u", gpus, n);
 
@@ -194,13 +220,24 @@ static void nccl_run(sim_test_ctx *c)
     double goodput_link = l0->GBps * 128.0 / (128.0 + l0->overhead_bytes);
     double bound = ports * goodput_link;   /* every link of a GPU busy with full packets */
     double predicted = used * goodput_link;
-    double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER ? gc.reduce_GBps : INFINITY;
+    /* result bytes a rank's reduction unit makes per busbw byte: all_reduce (n-1)/n of S per 2(n-1)/n; reduce_scatter
+     * (n-1)/n per (n-1)/n; reduce (a chain: every rank but the first reduces S) S per S */
+    double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER || op == COLL_REDUCE ? gc.reduce_GBps : INFINITY;
     if (reduce_limit < predicted) predicted = reduce_limit;
+    char pred_why[512];
+    if (isinf(reduce_limit)) snprintf(pred_why, sizeof pred_why, "%u links x %.2f GB/s goodput (nothing reduced)", used, goodput_link);
+    else snprintf(pred_why, sizeof pred_why, "min(%u links x %.2f GB/s goodput, reduction limit %.0f GB/s)", used, goodput_link, reduce_limit);
+    if (op == COLL_ALLTOALL) {   /* and the bisection: half the ranks send nS/4 to the other half across it */
+        double bis = coll_predict_alltoall_bisection_busbw(t, n, l0->overhead_bytes, err, sizeof err);
+        if (bis < 0) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
+        if (bis < predicted) predicted = bis;
+        snprintf(pred_why, sizeof pred_why, "min(%u links x %.2f GB/s goodput, NVSwitch bisection bound %.1f GB/s)", used, goodput_link, bis);
+    }
     char tree_why[256] = "";
     double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
     const char *algos[2];
     unsigned nalgo = 0;
-    if (run_ring) algos[nalgo++] = "ring";
+    if (run_ring) algos[nalgo++] = p2p ? p2p_label : "ring";
     if (run_tree) algos[nalgo++] = "tree";
 
     row rows[MAX_ROWS];
@@ -215,14 +252,16 @@ static void nccl_run(sim_test_ctx *c)
                    "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
                    coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
         else
-            printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
-                   coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
+            printf("# nccl_tests: %s, %u ranks on %s, %s, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
+                   coll_op_name(op), n, spec,
+                   op == COLL_ALLTOALL ? "direct (p2p to every peer at once)" : op == COLL_SENDRECV ? "p2p (to r+1, from r-1)"
+                   : coll_op_has_root(op) ? "ring (a pipelined chain from the root)" : "ring", chans, cc.chunk_bytes, gc.burst_pkts);
         printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
         printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
     }
     for (uint64_t size = lo; size <= hi && nrows < MAX_ROWS; size *= step) {
         uint64_t count = size / sizeof(float);
-        if (op != COLL_ALL_REDUCE) count -= count % n;   /* nccl-tests: a whole block per rank */
+        if (op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER || op == COLL_ALLTOALL) count -= count % n;   /* nccl-tests: a whole block per rank */
         if (!count) continue;
         coll_result r;
         double sum_ps = 0;
@@ -251,8 +290,10 @@ static void nccl_run(sim_test_ctx *c)
             char wr[24];
             if (wrong < 0) snprintf(wr, sizeof wr, "N/A");
             else snprintf(wr, sizeof wr, "%lld", wrong);
+            /* nccl-tests: no redop for all_gather, broadcast and alltoall; the root for broadcast and reduce, else -1 */
+            bool no_redop = op == COLL_ALL_GATHER || op == COLL_BROADCAST || op == COLL_ALLTOALL;
             printf(" %11" PRIu64 " %13" PRIu64 " %9s %7s %6d %10.2f %8.2f %8.2f %7s\n", w->bytes, count, "float",
-                   op == COLL_ALL_GATHER ? "none" : "sum", -1, w->time_us, w->algbw, w->busbw, wr);
+                   no_redop ? "none" : "sum", coll_op_has_root(op) ? (int)cc.root : -1, w->time_us, w->algbw, w->busbw, wr);
             fflush(stdout);
         }
         sim_progress(c, (a + (hi > lo ? log((double)size / lo) / log((double)hi / lo) : 1)) / nalgo, "%s size %" PRIu64, algos[a], size);
@@ -335,15 +376,16 @@ static void nccl_run(sim_test_ctx *c)
             tinband += ratio >= TREE_BAND_LOW && ratio <= 1.0001;
             if (ratio < tlo_ratio) tlo_ratio = ratio;
         } else if (rows[i].bytes >= LARGE_BYTES) {
-            double ratio = rows[i].busbw / predicted;
+            double ratio = rows[i].busbw / (predicted * row_fill(op, rows[i].bytes, chans, cc.chunk_bytes, n));
             large++;
             inband += ratio >= BAND_LOW && ratio <= 1.0001;
             if (ratio < lo_ratio) lo_ratio = ratio;
         }
     if (large)
         sim_check(c->report, "large_busbw_near_prediction", inband == large,
-                  "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = min(%u links x %.2f GB/s goodput, "
-                  "reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
+                  "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = %s%s", inband, large,
+                  LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, pred_why,
+                  coll_op_has_root(op) ? ", x the chain's fill S/C / (S/C + (n-2) chunk) per row" : "");
     if (tlarge)
         sim_check(c->report, "tree_busbw_near_prediction", tinband == tlarge,
                   "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s: %s (%u channels, "
@@ -359,7 +401,8 @@ static void nccl_run(sim_test_ctx *c)
             if (ds.window_bytes > max_b) max_b = ds.window_bytes;
         }
     sim_report_metric(c->report, "link_bytes_min_over_max", max_b ? (double)min_b / (double)max_b : 0);
-    if (chans % ports == 0 && nrows && !run_tree)
+    /* (a chain leaves its last link idle: root-1 sends the root nothing) */
+    if (chans % ports == 0 && nrows && !run_tree && !coll_op_has_root(op))
         sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);

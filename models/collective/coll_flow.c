@@ -304,6 +304,10 @@ static int start(coll_flow *e, bool p2p, enum coll_op op, const uint32_t *eps, u
 int coll_flow_start(coll_flow *e, enum coll_op op, const uint32_t *endpoints, unsigned n, uint64_t bytes, coll_flow_done_fn done,
                     void *arg, char *why, size_t why_n)
 {
+    if (op != COLL_ALL_REDUCE && op != COLL_ALL_GATHER && op != COLL_REDUCE_SCATTER) {   /* the ring's three; the rest: packet level */
+        snprintf(why, why_n, "coll_flow: op %s at flow level is not modelled; allowed: all_reduce, all_gather, reduce_scatter", coll_op_name(op));
+        return -1;
+    }
     return start(e, false, op, endpoints, n, bytes, done, arg, why, why_n);
 }
 

@@ -35,6 +35,9 @@ typedef struct ring_chan {
     uint64_t acks_sent;
     sim_time_ps done_ps;           /* the last item processed */
     bool finished;
+    /* items this rank sends and receives: both `items` on the ring; on a
+     * chain (broadcast, reduce) the first rank only sends, the last only receives */
+    uint64_t send_items, recv_items;
 } ring_chan;
 
 struct coll_rank {
@@ -66,6 +69,8 @@ struct coll_comm {
     unsigned n_nodes;
     unsigned rank_node[COLL_MAX_RANKS];
     struct tree_state *tree;       /* tree.c's, made at its first run */
+    unsigned chain_first;          /* broadcast, reduce: the chain's first rank (the root; the root's next) */
+    struct p2p_state *p2p;         /* ops.c's (alltoall, sendrecv), made at its first run */
 };
 
 /* coll_nodes.c: fills n_nodes and rank_node; -1 with err on a bad gpus_per_node. */
@@ -82,6 +87,22 @@ void coll_range(const coll_comm *c, unsigned b, unsigned ch, uint64_t k, uint64_
 unsigned coll_block(const coll_comm *c, unsigned r, unsigned s);
 /* Does the receive of step s reduce (else it copies)? */
 bool coll_step_reduces(const coll_comm *c, unsigned s);
+/* Per op, the ring's rules (collective.c's table): the range of item i that
+ * rank `sender` sends on channel ch; does rank rc's send i read a receive
+ * (which: *j), and is its receive j read by a later send (else its slot is
+ * freed once processed)? */
+void coll_item_range(const coll_comm *c, unsigned sender, unsigned ch, uint64_t i, uint64_t *off, uint64_t *len);
+bool coll_send_reads(const ring_chan *rc, uint64_t i, uint64_t *j);
+bool coll_recv_is_read(const ring_chan *rc, uint64_t j);
+/* The rank the seeded bug strikes (one that receives data in the op). */
+unsigned coll_inject_rank(const coll_comm *c);
+/* Elements [lo, lo + lb) cut over the channels, channel ch's chunk k: offset and length. */
+void coll_span_range(const coll_comm *c, uint64_t lo, uint64_t lb, unsigned ch, uint64_t k, uint64_t *off, uint64_t *len);
+
+/* ops.c: alltoall and sendrecv (point-to-point connections), as coll_run */
+int coll_p2p_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *r, char *why, size_t why_n);
+void coll_p2p_free(coll_comm *c);
+uint64_t coll_p2p_rank_bytes_received(const coll_comm *c, unsigned r);
 
 /* ring.c */
 void ring_chan_start(ring_chan *rc);

@@ -8,15 +8,37 @@
 
 void collective_register_kinds(void) { nvgpu_register(); }
 
-const char *coll_op_name(enum coll_op op)
-{
-    return op == COLL_ALL_REDUCE ? "all_reduce" : op == COLL_ALL_GATHER ? "all_gather" : "reduce_scatter";
-}
+/* Per op: its name, nccl-tests' busbw factor (in units of 1/n: 2(n-1), n-1 or n), and how the ring runs it
+ * (steps per chunk in units of n-1, 0 = one step on a chain; where the chain starts, after the root; which
+ * receives reduce). alltoall and sendrecv are ops.c's (no ring rule). */
+enum { RED_NEVER, RED_ALWAYS, RED_FIRST_N1 };   /* RED_FIRST_N1: the first n-1 steps (all_reduce's reduce-scatter half) */
+static const struct coll_op_rule {
+    const char *name;
+    int busbw_n1, busbw_n;     /* busbw factor = (busbw_n1 (n-1) + busbw_n n) / n */
+    unsigned steps_n1;         /* ring: steps per chunk in units of n-1; 0 = a chain, one step */
+    unsigned chain_from;       /* a chain's first rank = root + chain_from */
+    int reduce;                /* RED_*: which receives reduce */
+    bool shift;                /* blocks shifted by one: reduce-scatter ends with rank r holding block r */
+} op_rules[] = {
+    [COLL_ALL_REDUCE] = { "all_reduce", 2, 0, 2, 0, RED_FIRST_N1, true },
+    [COLL_ALL_GATHER] = { "all_gather", 1, 0, 1, 0, RED_NEVER, false },
+    [COLL_REDUCE_SCATTER] = { "reduce_scatter", 1, 0, 1, 0, RED_ALWAYS, true },
+    [COLL_BROADCAST] = { "broadcast", 0, 1, 0, 0, RED_NEVER, false },   /* root -> root+1 -> ... -> root-1 */
+    [COLL_REDUCE] = { "reduce", 0, 1, 0, 1, RED_ALWAYS, false },        /* root+1 -> ... -> root */
+    [COLL_ALLTOALL] = { "alltoall", 1, 0, 0, 0, RED_NEVER, false },
+    [COLL_SENDRECV] = { "sendrecv", 0, 1, 0, 0, RED_NEVER, false },
+};
+
+const char *coll_op_name(enum coll_op op) { return (unsigned)op <= COLL_SENDRECV ? op_rules[op].name : "?"; }
+bool coll_op_has_root(enum coll_op op) { return op == COLL_BROADCAST || op == COLL_REDUCE; }
 
 double coll_busbw_factor(enum coll_op op, unsigned n)
 {
-    return op == COLL_ALL_REDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+    const struct coll_op_rule *u = &op_rules[op];
+    return ((double)u->busbw_n1 * (n - 1) + (double)u->busbw_n * n) / n;
 }
+
+static bool op_chain(enum coll_op op) { return op_rules[op].steps_n1 == 0; }
 
 /* The node and port at the far end of a GPU's port. */
 static bool port_peer(const coll_comm *c, const nvgpu *g, unsigned port, uint32_t *node, unsigned *peer_port)
@@ -86,6 +108,7 @@ coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t e
             goto fail;
         }
     c->channels = cfg->channels ? cfg->channels : ports;
+    if (cfg->root >= c->n) { snprintf(err, errlen, "root=%u; allowed 0..%u (the ranks)", cfg->root, c->n - 1); goto fail; }
     if (c->channels > COLL_MAX_CHANNELS) { snprintf(err, errlen, "channels=%u; allowed 1..%d", c->channels, COLL_MAX_CHANNELS); goto fail; }
     if (cfg->slots < 1 || cfg->slots > COLL_MAX_SLOTS) { snprintf(err, errlen, "slots=%u; allowed 1..%d", cfg->slots, COLL_MAX_SLOTS); goto fail; }
     if (cfg->chunk_bytes < 128 || cfg->chunk_bytes % 4) { snprintf(err, errlen, "chunk_bytes=%u; allowed a multiple of 4, at least 128", cfg->chunk_bytes); goto fail; }
@@ -113,7 +136,7 @@ fail:
 
 void coll_comm_free(coll_comm *c)
 {
-    if (c) coll_tree_free(c);
+    if (c) coll_tree_free(c), coll_p2p_free(c);
     free(c);
 }
 unsigned coll_comm_ranks(const coll_comm *c) { return c->n; }
@@ -126,24 +149,63 @@ void coll_comm_set_check(coll_comm *c, bool check)
 
 static uint64_t block_lo(const coll_comm *c, unsigned b) { return (uint64_t)b * c->count / c->n; }
 
-void coll_range(const coll_comm *c, unsigned b, unsigned ch, uint64_t k, uint64_t *off, uint64_t *len)
+void coll_span_range(const coll_comm *c, uint64_t lo, uint64_t lb, unsigned ch, uint64_t k, uint64_t *off, uint64_t *len)
 {
-    uint64_t lo = block_lo(c, b), lb = block_lo(c, b + 1) - lo;
     uint64_t clo = lb * ch / c->channels, lbc = lb * (ch + 1) / c->channels - clo;
     uint64_t klo = k * c->chunk_elems;
     *off = lo + clo + klo;
     *len = klo >= lbc ? 0 : lbc - klo < c->chunk_elems ? lbc - klo : c->chunk_elems;
 }
 
+void coll_range(const coll_comm *c, unsigned b, unsigned ch, uint64_t k, uint64_t *off, uint64_t *len)
+{
+    uint64_t lo = block_lo(c, b);
+    coll_span_range(c, lo, block_lo(c, b + 1) - lo, ch, k, off, len);
+}
+
 unsigned coll_block(const coll_comm *c, unsigned r, unsigned s)
 {
-    unsigned shift = c->op == COLL_ALL_GATHER ? 0 : 1;   /* reduce-scatter ends with rank r holding block r */
+    unsigned shift = op_rules[c->op].shift ? 1 : 0;
     return (unsigned)((r + 2 * c->n - s % c->n - shift) % c->n);
 }
 
 bool coll_step_reduces(const coll_comm *c, unsigned s)
 {
-    return c->op == COLL_REDUCE_SCATTER || (c->op == COLL_ALL_REDUCE && s + 2 <= c->n);
+    int red = op_rules[c->op].reduce;
+    return red == RED_ALWAYS || (red == RED_FIRST_N1 && s + 2 <= c->n);
+}
+
+/* A chain's items are chunks of the whole buffer; the ring's are (chunk, step) of the step's block. */
+void coll_item_range(const coll_comm *c, unsigned sender, unsigned ch, uint64_t i, uint64_t *off, uint64_t *len)
+{
+    if (op_chain(c->op)) coll_span_range(c, 0, c->count, ch, i, off, len);
+    else coll_range(c, coll_block(c, sender, (unsigned)(i % c->steps)), ch, i / c->steps, off, len);
+}
+
+/* Ring: send (k, s > 0) forwards the receive (k, s-1), item i-1. Chain: a rank that receives forwards item i. */
+bool coll_send_reads(const ring_chan *rc, uint64_t i, uint64_t *j)
+{
+    const coll_comm *c = rc->rk->cm;
+    if (op_chain(c->op)) {
+        *j = i;
+        return rc->recv_items > 0;
+    }
+    *j = i - 1;
+    return i % c->steps != 0;
+}
+
+bool coll_recv_is_read(const ring_chan *rc, uint64_t j)
+{
+    const coll_comm *c = rc->rk->cm;
+    return op_chain(c->op) ? rc->send_items > 0 : j % c->steps != c->steps - 1;
+}
+
+/* Broadcast: the root's next (the root receives nothing); reduce: the root (the sum lands there); else rank 0. */
+unsigned coll_inject_rank(const coll_comm *c)
+{
+    if (c->op == COLL_BROADCAST) return (c->cfg.root + 1) % c->n;
+    if (c->op == COLL_REDUCE) return c->cfg.root;
+    return 0;
 }
 
 /* Exact in float: small integers, sums far below 2^24. */
@@ -152,6 +214,19 @@ float coll_input_value(unsigned r, uint64_t i) { return (float)((int)((r * 31u +
 static uint64_t count_wrong(const coll_comm *c)
 {
     uint64_t wrong = 0;
+    if (op_chain(c->op)) {   /* broadcast: every rank holds the root's input; reduce: the root the sum (nccl-tests checks only it) */
+        unsigned root = c->cfg.root;
+        for (unsigned r = 0; r < c->n; r++) {
+            if (c->op == COLL_REDUCE && r != root) continue;
+            for (uint64_t i = 0; i < c->count; i++) {
+                float want = 0;
+                if (c->op == COLL_BROADCAST) want = coll_input_value(root, i);
+                else for (unsigned q = 0; q < c->n; q++) want += coll_input_value(q, i);
+                if (c->rank[r].out[i] != want) wrong++;
+            }
+        }
+        return wrong;
+    }
     for (unsigned r = 0; r < c->n; r++)
         for (unsigned b = 0; b < c->n; b++) {
             if (c->op == COLL_REDUCE_SCATTER && b != r) continue;   /* a rank's result is its block */
@@ -232,19 +307,21 @@ static void share_counters(coll_comm *c)
 
 int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, char *why, size_t why_n)
 {
+    if (op == COLL_ALLTOALL || op == COLL_SENDRECV) return coll_p2p_run(c, op, count, res, why, why_n);
     memset(res, 0, sizeof *res);
     c->op = op;
     c->count = count;
     c->chunk_elems = c->cfg.chunk_bytes / sizeof(float);
-    c->steps = op == COLL_ALL_REDUCE ? 2 * (c->n - 1) : c->n - 1;
+    c->steps = op_chain(op) ? 1 : op_rules[op].steps_n1 * (c->n - 1);
+    c->chain_first = (c->cfg.root + op_rules[op].chain_from) % c->n;
     c->carry = c->cfg.check;
     c->ranks_done = 0;
     c->injected = false;
-    /* chunks per channel: enough for the largest block's share */
+    /* chunks per channel: enough for the largest block's share (a chain: the whole buffer is its block) */
     uint64_t chunks[COLL_MAX_CHANNELS] = { 0 };
     for (unsigned ch = 0; ch < c->channels; ch++)
-        for (unsigned b = 0; b < c->n; b++) {
-            uint64_t lo = block_lo(c, b), lb = block_lo(c, b + 1) - lo;
+        for (unsigned b = 0; b < (op_chain(op) ? 1 : c->n); b++) {
+            uint64_t lo = op_chain(op) ? 0 : block_lo(c, b), lb = op_chain(op) ? count : block_lo(c, b + 1) - lo;
             uint64_t lbc = lb * (ch + 1) / c->channels - lb * ch / c->channels;
             uint64_t kk = (lbc + c->chunk_elems - 1) / c->chunk_elems;
             if (kk > chunks[ch]) chunks[ch] = kk;
@@ -262,6 +339,10 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
             rc->chunks = chunks[ch];
             rc->items = chunks[ch] * c->steps;
             rc->credits = c->cfg.slots;
+            /* a chain: its first rank only sends, its last (the one before the first) only receives */
+            unsigned pos = (r + c->n - c->chain_first) % c->n;
+            rc->send_items = !op_chain(op) || pos < c->n - 1 ? rc->items : 0;
+            rc->recv_items = !op_chain(op) || pos > 0 ? rc->items : 0;
         }
         if (c->carry) {
             rk->in = malloc((count ? count : 1) * sizeof(float));
@@ -269,6 +350,8 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
             for (uint64_t i = 0; i < count; i++) rk->in[i] = coll_input_value(r, i);
             if (op == COLL_ALL_GATHER)   /* a rank's own block is in its output from the start */
                 for (uint64_t i = block_lo(c, r); i < block_lo(c, r + 1); i++) rk->out[i] = rk->in[i];
+            if (op == COLL_BROADCAST && r == c->cfg.root)   /* NCCL's root copies its input to its output as it sends */
+                memcpy(rk->out, rk->in, count * sizeof(float));
         }
     }
     sim_time_ps t0 = sim_now(c->k);
@@ -292,7 +375,9 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
             res->data_bytes_sent += rc->data_bytes_sent;
             res->flags_sent += rc->flags_sent;
             res->acks_sent += rc->acks_sent;
-            if (rc->credits != c->cfg.slots || rc->acks_recv != nc->acks_sent || rc->acks_sent != rc->items ||
+            res->data_bytes_received += rc->recv_bytes_total;
+            if (rc->credits != c->cfg.slots || rc->acks_recv != nc->acks_sent || rc->acks_sent != rc->recv_items ||
+                rc->send_items != nc->recv_items ||
                 nc->recv_bytes_total != rc->data_bytes_sent || nc->recv_i != rc->flags_sent) {
                 snprintf(why, why_n, "rank %u channel %u: credits %u of %u slots, acks %llu received / %llu sent by next, "
                          "data %llu sent / %llu received, flags %llu sent / %llu received", r, ch, rc->credits, c->cfg.slots,
@@ -317,4 +402,13 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
             for (unsigned s = 0; s < COLL_MAX_SLOTS; s++) { free(c->rank[r].ch[ch].vals[s]); c->rank[r].ch[ch].vals[s] = NULL; }
     }
     return rc_status;
+}
+
+uint64_t coll_rank_bytes_received(const coll_comm *c, unsigned r)
+{
+    if (r >= c->n) return 0;
+    if (c->op == COLL_ALLTOALL || c->op == COLL_SENDRECV) return coll_p2p_rank_bytes_received(c, r);
+    uint64_t b = 0;
+    for (unsigned ch = 0; ch < c->channels; ch++) b += c->rank[r].ch[ch].recv_bytes_total;
+    return b;
 }

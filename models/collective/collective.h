@@ -24,10 +24,16 @@
 /* Registers kind "nvgpu" (topology and fabric); the switch is the fabric's (fabric_register_kinds). */
 void collective_register_kinds(void);
 
-enum coll_op { COLL_ALL_REDUCE = 0, COLL_ALL_GATHER, COLL_REDUCE_SCATTER };
-#define COLL_OP_CHOICES "all_reduce|all_gather|reduce_scatter"
+/* broadcast and reduce run on the ring's connections as a pipelined chain
+ * from / to the root (cfg.root); alltoall and sendrecv are point-to-point
+ * (ops.c). The order is COLL_OP_CHOICES' (nccl_tests' op= enum index). */
+enum coll_op { COLL_ALL_REDUCE = 0, COLL_ALL_GATHER, COLL_REDUCE_SCATTER, COLL_BROADCAST, COLL_REDUCE, COLL_ALLTOALL, COLL_SENDRECV };
+#define COLL_OP_CHOICES "all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv"
 const char *coll_op_name(enum coll_op op);
-/* nccl-tests' busbw factor: all_reduce 2(n-1)/n, all_gather and reduce_scatter (n-1)/n. */
+/* Does the op have a root (broadcast, reduce)? */
+bool coll_op_has_root(enum coll_op op);
+/* nccl-tests' busbw factor (doc/PERFORMANCE.md): all_reduce 2(n-1)/n; all_gather, reduce_scatter and
+ * alltoall (n-1)/n; broadcast, reduce and sendrecv 1. */
 double coll_busbw_factor(enum coll_op op, unsigned ranks);
 
 enum coll_inject { COLL_INJECT_NONE = 0, COLL_INJECT_SKIP_CHUNK };
@@ -47,8 +53,9 @@ typedef struct coll_cfg {
      * NVLink links, directly or through switches), else consecutive ranks in
      * groups of this many (must divide the ranks). */
     unsigned gpus_per_node;
+    unsigned root;              /* broadcast, reduce: the root rank (< ranks) */
 } coll_cfg;
-#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE, NULL, 0 })
+#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE, NULL, 0, 0 })
 
 typedef struct coll_comm coll_comm;
 
@@ -72,6 +79,7 @@ typedef struct coll_result {
     bool checked;
     uint64_t data_bytes_sent;   /* payload of data messages, every rank */
     uint64_t flags_sent, acks_sent;
+    uint64_t data_bytes_received;   /* payload of data messages received, every rank (= data_bytes_sent when conserved) */
 } coll_result;
 
 /* Runs one collective of `count` floats from now to the end of its
@@ -81,6 +89,8 @@ typedef struct coll_result {
  * multiple of the ranks (the whole buffer; a rank's block is count / ranks).
  * Returns 0, or -1 with why (its own conservation failed). */
 int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *r, char *why, size_t why_n);
+/* Data payload rank r received in the last coll_run (not the tree's): a per-rank conservation view. */
+uint64_t coll_rank_bytes_received(const coll_comm *c, unsigned r);
 
 /* ---- tree all_reduce (tree.c): NCCL's double binary tree over the nodes,
  * a chain through the ranks of each node, reduce up and broadcast down at

@@ -77,7 +77,7 @@ static void pump(nvgpu *g, unsigned port)
         pq->head = (pq->head + 1) % pq->cap;
         pq->len--;
         g->st.msgs_sent++;
-        g->st.pkts_sent += k->parts;
+        g->st.pkts_sent += k->payload_bytes ? (k->payload_bytes + NVGPU_PKT_PAYLOAD_BYTES - 1) / NVGPU_PKT_PAYLOAD_BYTES : 1;
         g->st.payload_sent += k->payload_bytes;
         g->st.wire_sent += k->wire_bytes;
         if (notify && g->on_sent) g->on_sent(g->ctx, g, tag);
@@ -108,7 +108,8 @@ static sim_pkt *make_pkt(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, u
     k->flow = flow;
     k->seq = seq;
     k->flags = kind;
-    k->parts = (uint16_t)pkts;
+    /* (not k->parts: that is how many parts the message travels in on a link, and a burst travels whole --
+     * a cut link between MPI ranks would wait for parts that never come) */
     k->payload_bytes = payload;
     k->wire_bytes = payload + pkts * g->port[port].fp.link->overhead_bytes;
     k->frames = pkts;

@@ -6,7 +6,10 @@
  * when its flag arrives (all its data is there: same path, in order). A
  * receive slot is freed -- an ack write back to prev -- once its data is
  * read out: when the send it feeds has left the port, or, for the last step
- * of a chunk, when it is processed. */
+ * of a chunk, when it is processed. Broadcast and reduce run here too, as a
+ * chain along the ring (one step per chunk; the per-op rules are
+ * collective.c's table: which items a rank sends and receives, what a send
+ * reads, which range an item is). */
 #include "models/collective/coll_impl.h"
 
 #include <stdio.h>
@@ -30,7 +33,7 @@ static void chan_maybe_done(ring_chan *rc)
 {
     coll_rank *rk = rc->rk;
     coll_comm *c = rk->cm;
-    if (rc->processed != rc->items || rc->send_i != rc->items || rc->finished) return;
+    if (rc->processed != rc->recv_items || rc->send_i != rc->send_items || rc->finished) return;
     rc->finished = true;
     rc->done_ps = sim_now(c->k);
     if (++rk->chans_done == c->channels) {
@@ -43,23 +46,22 @@ static void try_send(ring_chan *rc)
 {
     coll_rank *rk = rc->rk;
     coll_comm *c = rk->cm;
-    while (rc->send_i < rc->items && rc->credits) {
-        uint64_t i = rc->send_i;
-        unsigned s = (unsigned)(i % c->steps);
-        uint64_t k = i / c->steps;
-        if (s && rc->processed < i) return;   /* waits for the receive of (k, s-1) */
+    while (rc->send_i < rc->send_items && rc->credits) {
+        uint64_t i = rc->send_i, j;
+        bool reads = coll_send_reads(rc, i, &j);
+        if (reads && rc->processed <= j) return;   /* waits for the receive it forwards (ring: (k, s-1)) */
         uint64_t off, len;
-        coll_range(c, coll_block(c, rk->r, s), rc->ch, k, &off, &len);
+        coll_item_range(c, rk->r, rc->ch, i, &off, &len);
         float *vals = NULL;
         if (c->carry) {
             vals = malloc((len ? len : 1) * sizeof *vals);
-            memcpy(vals, (s == 0 ? rk->in : rk->out) + off, len * sizeof *vals);
+            memcpy(vals, (reads ? rk->out : rk->in) + off, len * sizeof *vals);
         }
         rc->credits--;
         rc->send_i++;
         rc->data_bytes_sent += len * sizeof(float);
-        /* the data, then the flag (NCCL: a fence, then the tail); s > 0 frees the slot it read when it has left */
-        nvgpu_send_data(rk->g, rc->port, rk->next_ep, rc->data_flow, len * sizeof(float), COLL_MSG_DATA, NULL, s > 0, TAG(rc->ch, i));
+        /* the data, then the flag (NCCL: a fence, then the tail); a forward frees the slot it read when it has left */
+        nvgpu_send_data(rk->g, rc->port, rk->next_ep, rc->data_flow, len * sizeof(float), COLL_MSG_DATA, NULL, reads, TAG(rc->ch, i));
         nvgpu_send_small(rk->g, rc->port, rk->next_ep, rc->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, vals, i);
         rc->flags_sent++;
     }
@@ -77,9 +79,9 @@ static void apply(ring_chan *rc, uint64_t j)
     if (!c->carry) return;
     unsigned s = (unsigned)(j % c->steps);
     uint64_t off, len;
-    coll_range(c, coll_block(c, (rk->r + c->n - 1) % c->n, s), rc->ch, j / c->steps, &off, &len);
-    /* the seeded bug: rank 0 drops the first chunk with data it receives */
-    bool skip = c->cfg.inject == COLL_INJECT_SKIP_CHUNK && rk->r == 0 && len && !c->injected;
+    coll_item_range(c, (rk->r + c->n - 1) % c->n, rc->ch, j, &off, &len);
+    /* the seeded bug: one rank (0 on the ring) drops the first chunk with data it receives */
+    bool skip = c->cfg.inject == COLL_INJECT_SKIP_CHUNK && rk->r == coll_inject_rank(c) && len && !c->injected;
     if (skip) c->injected = true;
     if (coll_step_reduces(c, s)) {
         for (uint64_t e = 0; e < len; e++) rk->out[off + e] = rk->in[off + e] + (skip ? 0.0f : v[e]);
@@ -96,9 +98,9 @@ static void processed(ring_chan *rc, uint64_t j)
     apply(rc, j);
     rc->done[j % c->cfg.slots] = 1;
     bool more = false;
-    while (rc->processed < rc->items && rc->done[rc->processed % c->cfg.slots]) {
+    while (rc->processed < rc->recv_items && rc->done[rc->processed % c->cfg.slots]) {
         rc->done[rc->processed % c->cfg.slots] = 0;
-        if (rc->processed % c->steps == c->steps - 1) release_slot(rc);   /* the chunk's last step: nothing reads it further */
+        if (!coll_recv_is_read(rc, rc->processed)) release_slot(rc);   /* (ring: the chunk's last step) nothing reads it further */
         rc->processed++;
         more = true;
     }
@@ -149,7 +151,7 @@ void ring_on_recv(void *ctx, nvgpu *g, sim_pkt *pkt, sim_time_ps arrival_ps)
     if (seq != j) sim_fatal("rank %u channel %u: flag of item %llu, expected %llu", rk->r, ch, (unsigned long long)seq, (unsigned long long)j);
     unsigned s = (unsigned)(j % c->steps);
     uint64_t off, len;
-    coll_range(c, coll_block(c, (rk->r + c->n - 1) % c->n, s), ch, j / c->steps, &off, &len);
+    coll_item_range(c, (rk->r + c->n - 1) % c->n, ch, j, &off, &len);
     if (rc->recv_bytes != len * sizeof(float))
         sim_fatal("rank %u channel %u item %llu: flag after %llu of %llu data bytes", rk->r, ch, (unsigned long long)j,
                   (unsigned long long)rc->recv_bytes, (unsigned long long)(len * sizeof(float)));

@@ -535,6 +535,8 @@ int coll_tree_all_reduce(coll_comm *c, uint64_t count, coll_result *res, char *w
             if (tc->has_parent) res->data_bytes_sent += tc->up.data_bytes_sent, res->flags_sent += tc->up.flags_sent, res->acks_sent += tc->up.acks_sent;
             for (unsigned i = 0; i < tc->nchild; i++)
                 res->data_bytes_sent += tc->down[i].data_bytes_sent, res->flags_sent += tc->down[i].flags_sent, res->acks_sent += tc->down[i].acks_sent;
+            if (tc->has_parent) res->data_bytes_received += tc->up.recv_bytes_total;
+            for (unsigned i = 0; i < tc->nchild; i++) res->data_bytes_received += tc->down[i].recv_bytes_total;
         }
     }
     res->count = count;
