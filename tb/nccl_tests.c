@@ -15,6 +15,7 @@
 
 #include "cJSON.h"
 #include "models/collective/collective.h"
+#include "models/collective/tuning.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/switch.h"
 #include "coll_predict.h"
@@ -40,12 +41,13 @@ static const sim_param_def nccl_params[] = {
                    "algorithm (NCCL_ALGO): ring, tree (all_reduce: double binary tree over nodes, a chain in a node), all (each of them)"),
     SIM_PARAM_INT("gpus_per_node", "0", "", 0, 64,
                   "tree: ranks per node (0: the topology's NVLink domains; n: consecutive ranks in groups of n, e.g. 1 = a tree over one-GPU nodes)"),
-    SIM_PARAM_ENUM("proto", "simple", "simple|ll|ll128|auto", "protocol (NCCL_PROTO); only simple is modelled yet"),
+    SIM_PARAM_ENUM("proto", "auto", "simple|ll|ll128|auto|all",
+                   "protocol (NCCL_PROTO): simple, ll, ll128, auto (per size the engine's own cost estimate picks), all (each of the three)"),
     SIM_PARAM_INT("channels", "0", "", 0, 64, "rings (NCCL channels); 0 = one per NVLink of a GPU (18 on dgx-h100)"),
     SIM_PARAM_INT("iters", "1", "", 1, 1000, "timed iterations per size (time = their mean)"),
     SIM_PARAM_INT("warmup_iters", "0", "", 0, 1000, "untimed iterations before them"),
     SIM_PARAM_BOOL("check", "1", "carry real floats, reduce them and count wrong elements (sizes up to 8 MiB; above: N/A)"),
-    SIM_PARAM_ENUM("dtype", "float", "float|half|bfloat16", "element type; only float is modelled yet"),
+    SIM_PARAM_ENUM("dtype", "float", COLL_DTYPE_CHOICES, "element type (nccl-tests -d): 4, 2, 2 bytes; check=1 rounds every sum to it"),
     SIM_PARAM_INT("chunk_bytes", "131072", "bytes", 128, 1 << 24, "Simple protocol: bytes per flagged chunk (one slot)"),
     SIM_PARAM_INT("slots", "8", "", 1, 64, "slots per connection (NCCL_STEPS)"),
     SIM_PARAM_INT("burst_pkts", "0", "", 0, 256, "NVLink packets per simulated message (0: chunk_bytes / 128 / 128, 1..32)"),
@@ -82,12 +84,16 @@ static void repo_root(char *buf, size_t n)
 
 typedef struct row {
     const char *algo;
+    const char *proto;     /* the protocol the row ran (auto: the engine's choice) */
+    const char *series;    /* algo, or "algo/proto" with proto=all: one plot line each */
+    double predicted;      /* its busbw prediction (GB/s): the algorithm's at the protocol's wire efficiency */
     uint64_t bytes, count;
     double time_us, algbw, busbw;
     long long wrong;   /* -1: not checked */
 } row;
 
-static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char *op, double bound, const char *algos, const char *preds)
+static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char *op, const char *proto, double bound, const char *algos,
+                       const char *preds)
 {
     char dat[1024], png[1024], root[1024], script[1100], cmd[4400];
     snprintf(dat, sizeof dat, "%s/reports/nccl_tests.dat", c->out_dir ? c->out_dir : ".");
@@ -95,9 +101,9 @@ static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char 
     sim_mkdir_parents(dat);
     FILE *f = fopen(dat, "w");
     if (!f) return;
-    fprintf(f, "# nccl_tests %s simple: bytes time_us algbw_GBps busbw_GBps, one block per algorithm (%s)\n", op, algos);
+    fprintf(f, "# nccl_tests %s proto=%s: bytes time_us algbw_GBps busbw_GBps, one block per series (%s)\n", op, proto, algos);
     for (unsigned i = 0; i < n; i++) {
-        if (i && strcmp(rows[i].algo, rows[i - 1].algo)) fprintf(f, "\n\n");   /* gnuplot's next index */
+        if (i && strcmp(rows[i].series, rows[i - 1].series)) fprintf(f, "\n\n");   /* gnuplot's next index */
         fprintf(f, "%" PRIu64 " %.3f %.3f %.3f\n", rows[i].bytes, rows[i].time_us, rows[i].algbw, rows[i].busbw);
     }
     fclose(f);
@@ -105,8 +111,8 @@ static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char 
     snprintf(script, sizeof script, "%s/scripts/plot_nccl_tests.gp", root);
     struct stat sb;
     if (stat(script, &sb) != 0) return;
-    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'; bound=%.3f; algos='%s'; preds='%s'; title_text='%s, simple'\" '%s' 2>&1",
-             dat, png, bound, algos, preds, op, script);
+    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'; bound=%.3f; algos='%s'; preds='%s'; title_text='%s, proto=%s'\" '%s' 2>&1",
+             dat, png, bound, algos, preds, op, proto, script);
     int rc = system(cmd);
     if (rc != 0) fprintf(stderr, "nccl_tests: gnuplot failed (rc %d); %s not written\n", rc, png);
     else sim_report_metric_json(c->report, "plot", cJSON_CreateString(png));
@@ -140,8 +146,11 @@ static void nccl_run(sim_test_ctx *c)
         sim_input_error("nccl_tests: algo=%s: the tree runs in one process only; allowed over ranks: algo=ring", algo);
     cc.gpus_per_node = (unsigned)sim_param_int(p, "gpus_per_node");
     if (!run_tree) sim_param_not_applicable(p, "gpus_per_node", "the nodes shape only the tree (algo=tree or all)");
-    if (strcmp(proto, "simple")) sim_input_error("nccl_tests: proto=%s is not modelled yet; allowed: simple", proto);
-    if (strcmp(dtype, "float")) sim_input_error("nccl_tests: dtype=%s is not modelled yet; allowed: float", dtype);
+    bool all_protos = !strcmp(proto, "all");
+    cc.proto = all_protos ? COLL_PROTO_SIMPLE : (enum coll_proto)sim_param_enum(p, "proto");   /* the enum's order is proto.h's */
+    cc.dtype = (enum coll_dtype)sim_param_enum(p, "dtype");
+    const unsigned esize = coll_dtype_bytes(cc.dtype);
+    (void)dtype;
     if (!check) sim_param_not_applicable(p, "inject", "a seeded bug shows only in checked values (check=1)");
     const sim_pdes_transport *tr = c->transport;
     const bool root = !tr || tr->rank == 0;
@@ -198,10 +207,30 @@ static void nccl_run(sim_test_ctx *c)
     if (reduce_limit < predicted) predicted = reduce_limit;
     char tree_why[256] = "";
     double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
-    const char *algos[2];
+    /* per protocol: the same bounds with every wire byte carrying the protocol's share of data (LL 1/2, LL128 120/128) */
+    double pred_ring[COLL_PROTOS], pred_tree[COLL_PROTOS];
+    for (unsigned q = 0; q < COLL_PROTOS; q++) {
+        double eff = coll_proto_efficiency((enum coll_proto)q);
+        pred_ring[q] = used * goodput_link * eff < reduce_limit ? used * goodput_link * eff : reduce_limit;
+        char w[256];
+        pred_tree[q] = run_tree ? coll_predict_tree_busbw(cm, goodput_link * eff, gc.reduce_GBps, w, sizeof w) : 0;
+    }
+    /* the series: every algorithm, with every protocol when proto=all */
+    enum { MAX_SERIES = 6 };
+    const char *algos[MAX_SERIES];
+    enum coll_proto sprotos[MAX_SERIES];
+    char snames[MAX_SERIES][24];
     unsigned nalgo = 0;
-    if (run_ring) algos[nalgo++] = "ring";
-    if (run_tree) algos[nalgo++] = "tree";
+    for (unsigned a = 0; a < 2; a++) {
+        if (!(a ? run_tree : run_ring)) continue;
+        for (unsigned q = 0; q < (all_protos ? COLL_PROTOS : 1); q++) {
+            algos[nalgo] = a ? "tree" : "ring";
+            sprotos[nalgo] = all_protos ? (enum coll_proto)q : cc.proto;
+            if (all_protos) snprintf(snames[nalgo], sizeof snames[nalgo], "%s/%s", algos[nalgo], coll_proto_name(sprotos[nalgo]));
+            else snprintf(snames[nalgo], sizeof snames[nalgo], "%s", algos[nalgo]);
+            nalgo++;
+        }
+    }
 
     row rows[MAX_ROWS];
     unsigned nrows = 0;
@@ -209,25 +238,26 @@ static void nccl_run(sim_test_ctx *c)
     char cons_why[1200] = "";
     for (unsigned a = 0; a < nalgo; a++) {
     bool tree = !strcmp(algos[a], "tree");
+    coll_comm_set_proto(cm, sprotos[a]);
     if (!c->quiet && root) {
         if (tree)
-            printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, tree (double binary tree over nodes, a chain in a node), simple, "
+            printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, tree (double binary tree over nodes, a chain in a node), proto %s, "
                    "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
-                   coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
+                   coll_proto_name(sprotos[a]), coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
         else
-            printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
-                   coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
-        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
-        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
+            printf("# nccl_tests: %s, %u ranks on %s, ring, proto %s, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
+                   coll_op_name(op), n, spec, coll_proto_name(sprotos[a]), chans, cc.chunk_bytes, gc.burst_pkts);
+        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "proto");
+        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
     }
     for (uint64_t size = lo; size <= hi && nrows < MAX_ROWS; size *= step) {
-        uint64_t count = size / sizeof(float);
+        uint64_t count = size / esize;
         if (op != COLL_ALL_REDUCE) count -= count % n;   /* nccl-tests: a whole block per rank */
         if (!count) continue;
         coll_result r;
         double sum_ps = 0;
         long long wrong = -1;
-        coll_comm_set_check(cm, check && count * sizeof(float) <= CHECK_MAX_BYTES);
+        coll_comm_set_check(cm, check && count * esize <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
             int bad = tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
@@ -240,7 +270,10 @@ static void nccl_run(sim_test_ctx *c)
         }
         row *w = &rows[nrows++];
         w->algo = algos[a];
-        w->bytes = count * sizeof(float);
+        w->series = snames[a];
+        w->proto = coll_proto_name(r.proto);
+        w->predicted = tree ? pred_tree[r.proto] : pred_ring[r.proto];
+        w->bytes = count * esize;
         w->count = count;
         w->time_us = sum_ps / iters / 1e6;
         w->algbw = w->time_us > 0 ? (double)w->bytes / (w->time_us * 1e3) : 0;
@@ -251,8 +284,8 @@ static void nccl_run(sim_test_ctx *c)
             char wr[24];
             if (wrong < 0) snprintf(wr, sizeof wr, "N/A");
             else snprintf(wr, sizeof wr, "%lld", wrong);
-            printf(" %11" PRIu64 " %13" PRIu64 " %9s %7s %6d %10.2f %8.2f %8.2f %7s\n", w->bytes, count, "float",
-                   op == COLL_ALL_GATHER ? "none" : "sum", -1, w->time_us, w->algbw, w->busbw, wr);
+            printf(" %11" PRIu64 " %13" PRIu64 " %9s %7s %6d %10.2f %8.2f %8.2f %7s %7s\n", w->bytes, count, coll_dtype_name(cc.dtype),
+                   op == COLL_ALL_GATHER ? "none" : "sum", -1, w->time_us, w->algbw, w->busbw, wr, w->proto);
             fflush(stdout);
         }
         sim_progress(c, (a + (hi > lo ? log((double)size / lo) / log((double)hi / lo) : 1)) / nalgo, "%s size %" PRIu64, algos[a], size);
@@ -279,7 +312,7 @@ static void nccl_run(sim_test_ctx *c)
         cJSON_AddNumberToObject(o, "algbw_GBps", rows[i].algbw);
         cJSON_AddNumberToObject(o, "busbw_GBps", rows[i].busbw);
         cJSON_AddStringToObject(o, "algo", rows[i].algo);
-        cJSON_AddStringToObject(o, "proto", "simple");
+        cJSON_AddStringToObject(o, "proto", rows[i].proto);
         if (rows[i].wrong < 0) cJSON_AddNullToObject(o, "wrong");
         else cJSON_AddNumberToObject(o, "wrong", (double)rows[i].wrong);
         cJSON_AddItemToArray(jr, o);
@@ -294,6 +327,13 @@ static void nccl_run(sim_test_ctx *c)
     sim_report_metric(c->report, "burst_pkts", gc.burst_pkts);
     sim_report_metric(c->report, "nvlink_goodput_GBps_per_gpu", bound);
     if (run_ring) sim_report_metric(c->report, "predicted_busbw_GBps", predicted);
+    for (unsigned q = 0; q < COLL_PROTOS; q++) {   /* the per-protocol predictions the rows are held to */
+        char name[64];
+        snprintf(name, sizeof name, "predicted_busbw_GBps_%s", coll_proto_name((enum coll_proto)q));
+        if (run_ring) sim_report_metric(c->report, name, pred_ring[q]);
+        snprintf(name, sizeof name, "tree_predicted_busbw_GBps_%s", coll_proto_name((enum coll_proto)q));
+        if (run_tree) sim_report_metric(c->report, name, pred_tree[q]);
+    }
     if (run_tree) {
         sim_report_metric(c->report, "nodes_in_tree", coll_comm_nodes(cm));
         sim_report_metric(c->report, "tree_channels", coll_tree_channels(cm));
@@ -319,24 +359,25 @@ static void nccl_run(sim_test_ctx *c)
     double lo_ratio = INFINITY, tlo_ratio = INFINITY;
     for (unsigned i = 0; i < nrows; i++)
         if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
-            double ratio = rows[i].busbw / tree_pred;
+            double ratio = rows[i].busbw / rows[i].predicted;
             tlarge++;
             tinband += ratio >= TREE_BAND_LOW && ratio <= 1.0001;
             if (ratio < tlo_ratio) tlo_ratio = ratio;
         } else if (rows[i].bytes >= LARGE_BYTES) {
-            double ratio = rows[i].busbw / predicted;
+            double ratio = rows[i].busbw / rows[i].predicted;
             large++;
             inband += ratio >= BAND_LOW && ratio <= 1.0001;
             if (ratio < lo_ratio) lo_ratio = ratio;
         }
     if (large)
         sim_check(c->report, "large_busbw_near_prediction", inband == large,
-                  "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = min(%u links x %.2f GB/s goodput, "
-                  "reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
+                  "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted (simple) %.2f GB/s = min(%u links x %.2f GB/s goodput "
+                  "x the protocol's wire efficiency (simple 1, ll 0.5, ll128 120/128), reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20,
+                  BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
     if (tlarge)
         sim_check(c->report, "tree_busbw_near_prediction", tinband == tlarge,
-                  "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s: %s (%u channels, "
-                  "each S/C up and down every edge of its tree)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
+                  "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted (simple) %.2f GB/s: %s (%u channels, "
+                  "each S/C up and down every edge of its tree; x the protocol's wire efficiency)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
                   tree_why, coll_tree_channels(cm));
     /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
     uint64_t min_b = UINT64_MAX, max_b = 0;
@@ -354,10 +395,14 @@ static void nccl_run(sim_test_ctx *c)
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
-    char preds[64];
-    if (nalgo > 1) snprintf(preds, sizeof preds, "%.3f %.3f", predicted, tree_pred);   /* in the order of algos */
-    else snprintf(preds, sizeof preds, "%.3f", run_ring ? predicted : tree_pred);
-    if (root) write_plot(c, rows, nrows, coll_op_name(op), bound, all ? "ring tree" : algos[0], preds);
+    char preds[256] = "", series[256] = "";   /* in the order of the series: auto's line is held to Simple's */
+    for (unsigned a = 0; a < nalgo; a++) {
+        enum coll_proto q = sprotos[a] == COLL_PROTO_AUTO ? COLL_PROTO_SIMPLE : sprotos[a];
+        size_t lp = strlen(preds), ls = strlen(series);
+        snprintf(preds + lp, sizeof preds - lp, "%s%.3f", a ? " " : "", strcmp(algos[a], "tree") ? pred_ring[q] : pred_tree[q]);
+        snprintf(series + ls, sizeof series - ls, "%s%s", a ? " " : "", snames[a]);
+    }
+    if (root) write_plot(c, rows, nrows, coll_op_name(op), proto, bound, series, preds);
     coll_comm_free(cm);
     sim_fabric_free(f);
     free(node_part);
