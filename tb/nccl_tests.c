@@ -28,6 +28,7 @@
 #define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
 #define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.58-0.70 measured at 64 MiB */
 #define MAX_ROWS 128
+#define AUTO_SLACK 1.25              /* proto=all: auto's pick may be this much slower than the fastest measured (an estimate, not a run) */
 
 static const sim_param_def nccl_params[] = {
     SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES, "the collective (nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf)"),
@@ -393,6 +394,47 @@ static void nccl_run(sim_test_ctx *c)
         sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
+    if (all_protos) {
+        /* auto's estimate against the runs: per algorithm and size, the protocol coll_tune_proto picks must be
+         * (about) the fastest of the three measured */
+        unsigned groups = 0, near = 0;
+        double worst_ratio = 1;
+        char worst_why[160] = "";
+        cJSON *ja = cJSON_CreateArray();
+        for (unsigned i = 0; i < nrows; i++) {
+            if (strcmp(rows[i].proto, "simple")) continue;   /* one group per (algo, size): its simple row leads */
+            double best = INFINITY, est[COLL_PROTOS], chosen_us = -1;
+            const char *best_p = "";
+            enum coll_proto pick = coll_tune_proto(cm, !strcmp(rows[i].algo, "tree"), op, rows[i].count, est);
+            for (unsigned j = 0; j < nrows; j++) {
+                if (strcmp(rows[j].algo, rows[i].algo) || rows[j].bytes != rows[i].bytes) continue;
+                if (rows[j].time_us < best) best = rows[j].time_us, best_p = rows[j].proto;
+                if (!strcmp(rows[j].proto, coll_proto_name(pick))) chosen_us = rows[j].time_us;
+            }
+            double ratio = chosen_us / best;
+            groups++;
+            near += ratio <= AUTO_SLACK;
+            if (ratio > worst_ratio)
+                worst_ratio = ratio, snprintf(worst_why, sizeof worst_why, "%s %" PRIu64 " B: picks %s (%.2f us), %s is fastest (%.2f us)", rows[i].algo,
+                                              rows[i].bytes, coll_proto_name(pick), chosen_us, best_p, best);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "algo", rows[i].algo);
+            cJSON_AddNumberToObject(o, "bytes", (double)rows[i].bytes);
+            cJSON_AddStringToObject(o, "auto", coll_proto_name(pick));
+            cJSON_AddStringToObject(o, "fastest", best_p);
+            for (unsigned q = 0; q < COLL_PROTOS; q++) {
+                char name[32];
+                snprintf(name, sizeof name, "estimate_us_%s", coll_proto_name((enum coll_proto)q));
+                cJSON_AddNumberToObject(o, name, est[q]);
+            }
+            cJSON_AddItemToArray(ja, o);
+        }
+        sim_report_metric_json(c->report, "auto_vs_measured", ja);
+        if (groups)
+            sim_check(c->report, "auto_picks_near_fastest", near == groups,
+                      "%u of %u (algorithm, size) groups: the protocol auto's estimate picks runs within %.2fx of the fastest measured; worst %.3fx%s%s",
+                      near, groups, AUTO_SLACK, worst_ratio, *worst_why ? ": " : "", worst_why);
+    }
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
     char preds[256] = "", series[256] = "";   /* in the order of the series: auto's line is held to Simple's */

@@ -86,7 +86,7 @@ double coll_tune_estimate_us(const coll_comm *c, bool tree, enum coll_op op, uin
         unsigned C = c->channels, steps = op == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
         unsigned red_steps = op == COLL_ALL_REDUCE ? n - 1 : op == COLL_REDUCE_SCATTER ? n - 1 : 0;
         double share = ceil(bytes / n / C / eb) * eb;   /* a channel's part of a block */
-        double chunk = share < slot ? share : slot, chunks = share > 0 ? ceil(share / chunk) : 0;
+        double chunk = share < slot ? share : slot, chunks = share > 0 ? share / chunk : 0;   /* the last one partial */
         double t_chunk = (double)coll_proto_payload_bytes(p, (uint64_t)chunk) / f.goodput_GBps;   /* its lines at the packet goodput */
         double t_red = chunk / f.reduce_GBps * C;   /* the unit is shared by the GPU's channels */
         double first = steps * (step_ns + t_chunk) + red_steps * (chunk / f.reduce_GBps);
@@ -98,7 +98,7 @@ double coll_tune_estimate_us(const coll_comm *c, bool tree, enum coll_op op, uin
     tree_shape(c, &h, &port_share);
     unsigned C = coll_tree_channels(c);
     double share = ceil(bytes / C / eb) * eb;
-    double chunk = share < slot ? share : slot, chunks = share > 0 ? ceil(share / chunk) : 0;
+    double chunk = share < slot ? share : slot, chunks = share > 0 ? share / chunk : 0;
     double t_chunk = (double)coll_proto_payload_bytes(p, (uint64_t)chunk) / f.goodput_GBps;
     double first = 2.0 * h * (step_ns + t_chunk) + h * (chunk / f.reduce_GBps);
     /* the rest at the busiest port direction: port_share x bytes of data through it, up and down */
