@@ -2,9 +2,12 @@
  * reduce_scatter_perf print, from ring (and, for all_reduce, tree: algo=tree|all) collectives simulated packet by
  * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
  * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
- * busbw factors. Checks: no wrong element, busbw never above the NVLink
- * goodput per GPU, large-size busbw near the prediction from the configured
- * link rates and reduction bandwidth, and conservation everywhere. */
+ * busbw factors, for NCCL's protocols (proto=simple|ll|ll128, auto: the
+ * engine's own estimate per size, all: each) and dtype=float|half|bfloat16.
+ * Checks: no wrong element, busbw never above the NVLink goodput per GPU,
+ * large-size busbw near the prediction from the configured link rates,
+ * the protocol's wire efficiency and the reduction bandwidth, auto's pick
+ * against the measured protocols (proto=all), and conservation everywhere. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -151,7 +154,7 @@ static void nccl_run(sim_test_ctx *c)
     cc.proto = all_protos ? COLL_PROTO_SIMPLE : (enum coll_proto)sim_param_enum(p, "proto");   /* the enum's order is proto.h's */
     cc.dtype = (enum coll_dtype)sim_param_enum(p, "dtype");
     const unsigned esize = coll_dtype_bytes(cc.dtype);
-    (void)dtype;
+    (void)dtype;   /* its enum value is used: coll_dtype's order is COLL_DTYPE_CHOICES' */
     if (!check) sim_param_not_applicable(p, "inject", "a seeded bug shows only in checked values (check=1)");
     const sim_pdes_transport *tr = c->transport;
     const bool root = !tr || tr->rank == 0;
@@ -372,13 +375,14 @@ static void nccl_run(sim_test_ctx *c)
         }
     if (large)
         sim_check(c->report, "large_busbw_near_prediction", inband == large,
-                  "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted (simple) %.2f GB/s = min(%u links x %.2f GB/s goodput "
-                  "x the protocol's wire efficiency (simple 1, ll 0.5, ll128 120/128), reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20,
-                  BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
+                  "%u of %u rows >= %u MiB have busbw/predicted (their protocol's) in [%.2f, 1]; lowest %.3f; predicted = min(%u links x %.2f GB/s "
+                  "goodput x the protocol's wire efficiency, reduction limit %.0f GB/s): simple %.2f, ll %.2f, ll128 %.2f GB/s", inband, large,
+                  LARGE_BYTES >> 20, BAND_LOW, lo_ratio, used, goodput_link, reduce_limit, pred_ring[COLL_PROTO_SIMPLE], pred_ring[COLL_PROTO_LL],
+                  pred_ring[COLL_PROTO_LL128]);
     if (tlarge)
         sim_check(c->report, "tree_busbw_near_prediction", tinband == tlarge,
-                  "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted (simple) %.2f GB/s: %s (%u channels, "
-                  "each S/C up and down every edge of its tree; x the protocol's wire efficiency)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
+                  "%u of %u tree rows >= %u MiB have busbw/predicted (their protocol's) in [%.2f, 1]; lowest %.3f; predicted (simple) %.2f GB/s: %s (%u channels, "
+                  "each S/C up and down every edge of its tree; ll, ll128: x their wire efficiency)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
                   tree_why, coll_tree_channels(cm));
     /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
     uint64_t min_b = UINT64_MAX, max_b = 0;
