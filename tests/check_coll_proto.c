@@ -29,6 +29,8 @@ typedef struct run_out {
 } run_out;
 
 /* One all_reduce (or tree all_reduce) of `bytes` on a fresh dgx-h100. */
+static unsigned g_burst = 8, g_channels = 0;   /* nvgpu burst_pkts and coll_cfg.channels of run_one */
+
 static run_out run_one(bool tree, enum coll_proto proto, enum coll_dtype dt, uint64_t bytes, bool check, enum coll_inject inject)
 {
     fabric_register_kinds();
@@ -37,7 +39,7 @@ static run_out run_one(bool tree, enum coll_proto proto, enum coll_dtype dt, uin
     ck_assert_msg(t, "%s", err);
     sim_kernel *k = sim_kernel_new();
     nvgpu_cfg gc = NVGPU_CFG_DEFAULT;
-    gc.burst_pkts = 8;
+    gc.burst_pkts = g_burst;
     fabric_switch_cfg sc = FABRIC_SWITCH_CFG_DEFAULT;
     sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .seed = 1, .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
     sim_fabric *f = sim_fabric_new(k, t, &fc, err, sizeof err);
@@ -48,6 +50,7 @@ static run_out run_one(bool tree, enum coll_proto proto, enum coll_dtype dt, uin
     cc.proto = proto;
     cc.dtype = dt;
     cc.gpus_per_node = tree ? 1 : 0;
+    cc.channels = g_channels;
     coll_comm *cm = coll_comm_new(f, &cc, err, sizeof err);
     ck_assert_msg(cm, "%s", err);
     uint64_t count = bytes / coll_dtype_bytes(dt);
@@ -137,6 +140,26 @@ START_TEST(test_half_bf16_values)
 }
 END_TEST
 
+/* LL and LL128 in bursts of packets give single packets' times within 1 %
+ * (the ring on 2 channels, so a write is long enough to be cut in bursts). */
+START_TEST(test_bursts_match_single_packets)
+{
+    static const uint64_t sizes[] = { 65536, 1u << 20 };
+    g_channels = 2;
+    for (unsigned p = COLL_PROTO_LL; p <= COLL_PROTO_LL128; p++)
+        for (unsigned i = 0; i < 2; i++) {
+            g_burst = 1;
+            run_out one = run_one(false, (enum coll_proto)p, COLL_DTYPE_FLOAT, sizes[i], false, COLL_INJECT_NONE);
+            g_burst = 8;
+            run_out b = run_one(false, (enum coll_proto)p, COLL_DTYPE_FLOAT, sizes[i], false, COLL_INJECT_NONE);
+            double d = fabs(b.time_us - one.time_us) / one.time_us;
+            ck_assert_msg(d <= 0.01, "%s %llu B: bursts of 8 %.3f us, single packets %.3f us (%.2f %%)", coll_proto_name((enum coll_proto)p),
+                          (unsigned long long)sizes[i], b.time_us, one.time_us, 100 * d);
+        }
+    g_channels = 0;
+}
+END_TEST
+
 /* The conversions: round to nearest, ties to even; half's range and subnormals. */
 START_TEST(test_rounding)
 {
@@ -179,6 +202,7 @@ int main(void)
     tcase_add_test(tc, test_bandwidth_order);
     tcase_add_test(tc, test_auto_choice);
     tcase_add_test(tc, test_half_bf16_values);
+    tcase_add_test(tc, test_bursts_match_single_packets);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
