@@ -29,7 +29,7 @@
 #define CHECK_MAX_BYTES (8u << 20)   /* values are carried and compared up to this size (memory: 2 buffers per rank) */
 #define LARGE_BYTES (64u << 20)      /* rows at least this large are held to the bandwidth prediction */
 #define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
-#define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.58-0.70 measured at 64 MiB */
+#define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.60-0.67 measured at 64 MiB (Simple) */
 #define MAX_ROWS 128
 #define AUTO_SLACK 1.25              /* proto=all: auto's pick may be this much slower than the fastest measured (an estimate, not a run) */
 
