@@ -199,7 +199,7 @@ void ring_on_recv(void *ctx, nvgpu *g, sim_pkt *pkt, sim_time_ps arrival_ps)
         return;
     }
     if (kind == COLL_MSG_DATA) {
-        uint64_t want;
+        uint64_t want = 0;
         while (rc->data_i < rc->items && !(want = recv_payload(rc, rc->data_i))) rc->data_i++;   /* Simple's empty items send no data */
         if (rc->data_i >= rc->items) sim_fatal("rank %u channel %u: data after the last item", rk->r, ch);
         rc->recv_bytes += payload;

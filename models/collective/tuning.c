@@ -84,7 +84,7 @@ double coll_tune_estimate_us(const coll_comm *c, bool tree, enum coll_op op, uin
     unsigned n = c->n;
     if (!tree) {
         unsigned C = c->channels, steps = op == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
-        unsigned red_steps = op == COLL_ALL_REDUCE ? n - 1 : op == COLL_REDUCE_SCATTER ? n - 1 : 0;
+        unsigned red_steps = op == COLL_ALL_GATHER ? 0 : n - 1;   /* steps that reduce */
         double share = ceil(bytes / n / C / eb) * eb;   /* a channel's part of a block */
         double chunk = share < slot ? share : slot, chunks = share > 0 ? share / chunk : 0;   /* the last one partial */
         double t_chunk = (double)coll_proto_payload_bytes(p, (uint64_t)chunk) / f.goodput_GBps;   /* its lines at the packet goodput */
