@@ -5,9 +5,12 @@
  * algo=tree|all) collectives simulated packet by
  * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
  * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
- * busbw factors. Checks: no wrong element, busbw never above the NVLink
- * goodput per GPU, large-size busbw near the prediction from the configured
- * link rates and reduction bandwidth, and conservation everywhere. */
+ * busbw factors, for NCCL's protocols (proto=simple|ll|ll128, auto: the
+ * engine's own estimate per size, all: each) and dtype=float|half|bfloat16.
+ * Checks: no wrong element, busbw never above the NVLink goodput per GPU,
+ * large-size busbw near the prediction from the configured link rates,
+ * the protocol's wire efficiency and the reduction bandwidth, auto's pick
+ * against the measured protocols (proto=all), and conservation everywhere. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -18,6 +21,7 @@
 
 #include "cJSON.h"
 #include "models/collective/collective.h"
+#include "models/collective/tuning.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/switch.h"
 #include "coll_predict.h"
@@ -28,8 +32,9 @@
 #define CHECK_MAX_BYTES (8u << 20)   /* values are carried and compared up to this size (memory: 2 buffers per rank) */
 #define LARGE_BYTES (64u << 20)      /* rows at least this large are held to the bandwidth prediction */
 #define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
-#define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.58-0.70 measured at 64 MiB */
+#define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.60-0.67 measured at 64 MiB (Simple) */
 #define MAX_ROWS 128
+#define AUTO_SLACK 1.25              /* proto=all: auto's pick may be this much slower than the fastest measured (an estimate, not a run) */
 
 static const sim_param_def nccl_params[] = {
     SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES,
@@ -47,12 +52,13 @@ static const sim_param_def nccl_params[] = {
                    "nodes, a chain in a node), all (each of them); alltoall: direct (p2p to every peer, its only one); sendrecv: none"),
     SIM_PARAM_INT("gpus_per_node", "0", "", 0, 64,
                   "tree: ranks per node (0: the topology's NVLink domains; n: consecutive ranks in groups of n, e.g. 1 = a tree over one-GPU nodes)"),
-    SIM_PARAM_ENUM("proto", "simple", "simple|ll|ll128|auto", "protocol (NCCL_PROTO); only simple is modelled yet"),
+    SIM_PARAM_ENUM("proto", "auto", "simple|ll|ll128|auto|all",
+                   "protocol (NCCL_PROTO): simple, ll, ll128, auto (per size the engine's own cost estimate picks), all (each of the three)"),
     SIM_PARAM_INT("channels", "0", "", 0, 64, "rings (NCCL channels); 0 = one per NVLink of a GPU (18 on dgx-h100)"),
     SIM_PARAM_INT("iters", "1", "", 1, 1000, "timed iterations per size (time = their mean)"),
     SIM_PARAM_INT("warmup_iters", "0", "", 0, 1000, "untimed iterations before them"),
     SIM_PARAM_BOOL("check", "1", "carry real floats, reduce them and count wrong elements (sizes up to 8 MiB; above: N/A)"),
-    SIM_PARAM_ENUM("dtype", "float", "float|half|bfloat16", "element type; only float is modelled yet"),
+    SIM_PARAM_ENUM("dtype", "float", COLL_DTYPE_CHOICES, "element type (nccl-tests -d): 4, 2, 2 bytes; check=1 rounds every sum to it"),
     SIM_PARAM_INT("chunk_bytes", "131072", "bytes", 128, 1 << 24, "Simple protocol: bytes per flagged chunk (one slot)"),
     SIM_PARAM_INT("slots", "8", "", 1, 64, "slots per connection (NCCL_STEPS)"),
     SIM_PARAM_INT("burst_pkts", "0", "", 0, 256, "NVLink packets per simulated message (0: chunk_bytes / 128 / 128, 1..32)"),
@@ -89,12 +95,16 @@ static void repo_root(char *buf, size_t n)
 
 typedef struct row {
     const char *algo;
+    const char *proto;     /* the protocol the row ran (auto: the engine's choice) */
+    const char *series;    /* algo, or "algo/proto" with proto=all: one plot line each */
+    double predicted;      /* its busbw prediction (GB/s): the algorithm's at the protocol's wire efficiency */
     uint64_t bytes, count;
     double time_us, algbw, busbw;
     long long wrong;   /* -1: not checked */
 } row;
 
-static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char *op, double bound, const char *algos, const char *preds)
+static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char *op, const char *proto, double bound, const char *algos,
+                       const char *preds)
 {
     char dat[1024], png[1024], root[1024], script[1100], cmd[4400];
     snprintf(dat, sizeof dat, "%s/reports/nccl_tests.dat", c->out_dir ? c->out_dir : ".");
@@ -102,9 +112,9 @@ static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char 
     sim_mkdir_parents(dat);
     FILE *f = fopen(dat, "w");
     if (!f) return;
-    fprintf(f, "# nccl_tests %s simple: bytes time_us algbw_GBps busbw_GBps, one block per algorithm (%s)\n", op, algos);
+    fprintf(f, "# nccl_tests %s proto=%s: bytes time_us algbw_GBps busbw_GBps, one block per series (%s)\n", op, proto, algos);
     for (unsigned i = 0; i < n; i++) {
-        if (i && strcmp(rows[i].algo, rows[i - 1].algo)) fprintf(f, "\n\n");   /* gnuplot's next index */
+        if (i && strcmp(rows[i].series, rows[i - 1].series)) fprintf(f, "\n\n");   /* gnuplot's next index */
         fprintf(f, "%" PRIu64 " %.3f %.3f %.3f\n", rows[i].bytes, rows[i].time_us, rows[i].algbw, rows[i].busbw);
     }
     fclose(f);
@@ -112,8 +122,8 @@ static void write_plot(sim_test_ctx *c, const row *rows, unsigned n, const char 
     snprintf(script, sizeof script, "%s/scripts/plot_nccl_tests.gp", root);
     struct stat sb;
     if (stat(script, &sb) != 0) return;
-    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'; bound=%.3f; algos='%s'; preds='%s'; title_text='%s, simple'\" '%s' 2>&1",
-             dat, png, bound, algos, preds, op, script);
+    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'; bound=%.3f; algos='%s'; preds='%s'; title_text='%s, proto=%s'\" '%s' 2>&1",
+             dat, png, bound, algos, preds, op, proto, script);
     int rc = system(cmd);
     if (rc != 0) fprintf(stderr, "nccl_tests: gnuplot failed (rc %d); %s not written\n", rc, png);
     else sim_report_metric_json(c->report, "plot", cJSON_CreateString(png));
@@ -166,8 +176,17 @@ static void nccl_run(sim_test_ctx *c)
     else sim_param_not_applicable(p, "root", "op=%s has no root (broadcast and reduce have)", coll_op_name(op));
     cc.gpus_per_node = (unsigned)sim_param_int(p, "gpus_per_node");
     if (!run_tree) sim_param_not_applicable(p, "gpus_per_node", "the nodes shape only the tree (algo=tree or all)");
-    if (strcmp(proto, "simple")) sim_input_error("nccl_tests: proto=%s is not modelled yet; allowed: simple", proto);
-    if (strcmp(dtype, "float")) sim_input_error("nccl_tests: dtype=%s is not modelled yet; allowed: float", dtype);
+    bool all_protos = !strcmp(proto, "all");
+    cc.proto = all_protos ? COLL_PROTO_SIMPLE : (enum coll_proto)sim_param_enum(p, "proto");   /* the enum's order is proto.h's */
+    cc.dtype = (enum coll_dtype)sim_param_enum(p, "dtype");
+    const unsigned esize = coll_dtype_bytes(cc.dtype);
+    if (p2p) {   /* ops.c's connections carry Simple chunks of floats */
+        if (all_protos || (cc.proto != COLL_PROTO_SIMPLE && cc.proto != COLL_PROTO_AUTO))
+            sim_input_error("nccl_tests: proto=%s with op=%s: the point-to-point ops run Simple only; allowed: simple, auto", proto, coll_op_name(op));
+        if (cc.dtype != COLL_DTYPE_FLOAT)
+            sim_input_error("nccl_tests: dtype=%s with op=%s: the point-to-point ops carry float only; allowed: float", dtype, coll_op_name(op));
+        cc.proto = COLL_PROTO_SIMPLE;
+    }
     if (!check) sim_param_not_applicable(p, "inject", "a seeded bug shows only in checked values (check=1)");
     const sim_pdes_transport *tr = c->transport;
     const bool root = !tr || tr->rank == 0;
@@ -235,10 +254,30 @@ static void nccl_run(sim_test_ctx *c)
     }
     char tree_why[256] = "";
     double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
-    const char *algos[2];
+    /* per protocol: the same bounds with every wire byte carrying the protocol's share of data (LL 1/2, LL128 120/128) */
+    double pred_ring[COLL_PROTOS], pred_tree[COLL_PROTOS];
+    for (unsigned q = 0; q < COLL_PROTOS; q++) {
+        double eff = coll_proto_efficiency((enum coll_proto)q);
+        pred_ring[q] = used * goodput_link * eff < predicted ? used * goodput_link * eff : predicted;   /* predicted: the reduction, the bisection */
+        char w[256];
+        pred_tree[q] = run_tree ? coll_predict_tree_busbw(cm, goodput_link * eff, gc.reduce_GBps, w, sizeof w) : 0;
+    }
+    /* the series: every algorithm, with every protocol when proto=all */
+    enum { MAX_SERIES = 6 };
+    const char *algos[MAX_SERIES];
+    enum coll_proto sprotos[MAX_SERIES];
+    char snames[MAX_SERIES][24];
     unsigned nalgo = 0;
-    if (run_ring) algos[nalgo++] = p2p ? p2p_label : "ring";
-    if (run_tree) algos[nalgo++] = "tree";
+    for (unsigned a = 0; a < 2; a++) {
+        if (!(a ? run_tree : run_ring)) continue;
+        for (unsigned q = 0; q < (all_protos ? COLL_PROTOS : 1); q++) {
+            algos[nalgo] = a ? "tree" : p2p ? p2p_label : "ring";
+            sprotos[nalgo] = all_protos ? (enum coll_proto)q : cc.proto;
+            if (all_protos) snprintf(snames[nalgo], sizeof snames[nalgo], "%s/%s", algos[nalgo], coll_proto_name(sprotos[nalgo]));
+            else snprintf(snames[nalgo], sizeof snames[nalgo], "%s", algos[nalgo]);
+            nalgo++;
+        }
+    }
 
     row rows[MAX_ROWS];
     unsigned nrows = 0;
@@ -246,27 +285,29 @@ static void nccl_run(sim_test_ctx *c)
     char cons_why[1200] = "";
     for (unsigned a = 0; a < nalgo; a++) {
     bool tree = !strcmp(algos[a], "tree");
+    coll_comm_set_proto(cm, sprotos[a]);
     if (!c->quiet && root) {
         if (tree)
-            printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, tree (double binary tree over nodes, a chain in a node), simple, "
+            printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, tree (double binary tree over nodes, a chain in a node), proto %s, "
                    "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
-                   coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
+                   coll_proto_name(sprotos[a]), coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
         else
-            printf("# nccl_tests: %s, %u ranks on %s, %s, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
+            printf("# nccl_tests: %s, %u ranks on %s, %s, proto %s, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
                    coll_op_name(op), n, spec,
                    op == COLL_ALLTOALL ? "direct (p2p to every peer at once)" : op == COLL_SENDRECV ? "p2p (to r+1, from r-1)"
-                   : coll_op_has_root(op) ? "ring (a pipelined chain from the root)" : "ring", chans, cc.chunk_bytes, gc.burst_pkts);
-        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
-        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
+                   : coll_op_has_root(op) ? "ring (a pipelined chain from the root)" : "ring",
+                   coll_proto_name(sprotos[a]), chans, cc.chunk_bytes, gc.burst_pkts);
+        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "proto");
+        printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
     }
     for (uint64_t size = lo; size <= hi && nrows < MAX_ROWS; size *= step) {
-        uint64_t count = size / sizeof(float);
+        uint64_t count = size / esize;
         if (op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER || op == COLL_ALLTOALL) count -= count % n;   /* nccl-tests: a whole block per rank */
         if (!count) continue;
         coll_result r;
         double sum_ps = 0;
         long long wrong = -1;
-        coll_comm_set_check(cm, check && count * sizeof(float) <= CHECK_MAX_BYTES);
+        coll_comm_set_check(cm, check && count * esize <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
             int bad = tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
@@ -279,7 +320,11 @@ static void nccl_run(sim_test_ctx *c)
         }
         row *w = &rows[nrows++];
         w->algo = algos[a];
-        w->bytes = count * sizeof(float);
+        w->series = snames[a];
+        w->proto = coll_proto_name(r.proto);
+        w->predicted = tree ? pred_tree[r.proto] : pred_ring[r.proto] * row_fill(op, count * esize, chans,
+                                                                                 coll_proto_slot_bytes(r.proto, cc.chunk_bytes, esize), n);
+        w->bytes = count * esize;
         w->count = count;
         w->time_us = sum_ps / iters / 1e6;
         w->algbw = w->time_us > 0 ? (double)w->bytes / (w->time_us * 1e3) : 0;
@@ -292,8 +337,8 @@ static void nccl_run(sim_test_ctx *c)
             else snprintf(wr, sizeof wr, "%lld", wrong);
             /* nccl-tests: no redop for all_gather, broadcast and alltoall; the root for broadcast and reduce, else -1 */
             bool no_redop = op == COLL_ALL_GATHER || op == COLL_BROADCAST || op == COLL_ALLTOALL;
-            printf(" %11" PRIu64 " %13" PRIu64 " %9s %7s %6d %10.2f %8.2f %8.2f %7s\n", w->bytes, count, "float",
-                   no_redop ? "none" : "sum", coll_op_has_root(op) ? (int)cc.root : -1, w->time_us, w->algbw, w->busbw, wr);
+            printf(" %11" PRIu64 " %13" PRIu64 " %9s %7s %6d %10.2f %8.2f %8.2f %7s %7s\n", w->bytes, count, coll_dtype_name(cc.dtype),
+                   no_redop ? "none" : "sum", coll_op_has_root(op) ? (int)cc.root : -1, w->time_us, w->algbw, w->busbw, wr, w->proto);
             fflush(stdout);
         }
         sim_progress(c, (a + (hi > lo ? log((double)size / lo) / log((double)hi / lo) : 1)) / nalgo, "%s size %" PRIu64, algos[a], size);
@@ -320,7 +365,7 @@ static void nccl_run(sim_test_ctx *c)
         cJSON_AddNumberToObject(o, "algbw_GBps", rows[i].algbw);
         cJSON_AddNumberToObject(o, "busbw_GBps", rows[i].busbw);
         cJSON_AddStringToObject(o, "algo", rows[i].algo);
-        cJSON_AddStringToObject(o, "proto", "simple");
+        cJSON_AddStringToObject(o, "proto", rows[i].proto);
         if (rows[i].wrong < 0) cJSON_AddNullToObject(o, "wrong");
         else cJSON_AddNumberToObject(o, "wrong", (double)rows[i].wrong);
         cJSON_AddItemToArray(jr, o);
@@ -335,6 +380,13 @@ static void nccl_run(sim_test_ctx *c)
     sim_report_metric(c->report, "burst_pkts", gc.burst_pkts);
     sim_report_metric(c->report, "nvlink_goodput_GBps_per_gpu", bound);
     if (run_ring) sim_report_metric(c->report, "predicted_busbw_GBps", predicted);
+    for (unsigned q = 0; q < COLL_PROTOS; q++) {   /* the per-protocol predictions the rows are held to */
+        char name[64];
+        snprintf(name, sizeof name, "predicted_busbw_GBps_%s", coll_proto_name((enum coll_proto)q));
+        if (run_ring) sim_report_metric(c->report, name, pred_ring[q]);
+        snprintf(name, sizeof name, "tree_predicted_busbw_GBps_%s", coll_proto_name((enum coll_proto)q));
+        if (run_tree) sim_report_metric(c->report, name, pred_tree[q]);
+    }
     if (run_tree) {
         sim_report_metric(c->report, "nodes_in_tree", coll_comm_nodes(cm));
         sim_report_metric(c->report, "tree_channels", coll_tree_channels(cm));
@@ -371,25 +423,26 @@ static void nccl_run(sim_test_ctx *c)
     double lo_ratio = INFINITY, tlo_ratio = INFINITY;
     for (unsigned i = 0; i < nrows; i++)
         if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
-            double ratio = rows[i].busbw / tree_pred;
+            double ratio = rows[i].busbw / rows[i].predicted;
             tlarge++;
             tinband += ratio >= TREE_BAND_LOW && ratio <= 1.0001;
             if (ratio < tlo_ratio) tlo_ratio = ratio;
         } else if (rows[i].bytes >= LARGE_BYTES) {
-            double ratio = rows[i].busbw / (predicted * row_fill(op, rows[i].bytes, chans, cc.chunk_bytes, n));
+            double ratio = rows[i].busbw / rows[i].predicted;
             large++;
             inband += ratio >= BAND_LOW && ratio <= 1.0001;
             if (ratio < lo_ratio) lo_ratio = ratio;
         }
     if (large)
         sim_check(c->report, "large_busbw_near_prediction", inband == large,
-                  "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = %s%s", inband, large,
-                  LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, pred_why,
-                  coll_op_has_root(op) ? ", x the chain's fill S/C / (S/C + (n-2) chunk) per row" : "");
+                  "%u of %u rows >= %u MiB have busbw/predicted (their protocol's) in [%.2f, 1]; lowest %.3f; predicted = %s, x the "
+                  "protocol's wire efficiency%s: simple %.2f, ll %.2f, ll128 %.2f GB/s", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio,
+                  pred_why, coll_op_has_root(op) ? ", x the chain's fill S/C / (S/C + (n-2) chunk) per row" : "",
+                  pred_ring[COLL_PROTO_SIMPLE], pred_ring[COLL_PROTO_LL], pred_ring[COLL_PROTO_LL128]);
     if (tlarge)
         sim_check(c->report, "tree_busbw_near_prediction", tinband == tlarge,
-                  "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s: %s (%u channels, "
-                  "each S/C up and down every edge of its tree)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
+                  "%u of %u tree rows >= %u MiB have busbw/predicted (their protocol's) in [%.2f, 1]; lowest %.3f; predicted (simple) %.2f GB/s: %s (%u channels, "
+                  "each S/C up and down every edge of its tree; ll, ll128: x their wire efficiency)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
                   tree_why, coll_tree_channels(cm));
     /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
     uint64_t min_b = UINT64_MAX, max_b = 0;
@@ -406,12 +459,57 @@ static void nccl_run(sim_test_ctx *c)
         sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
+    if (all_protos) {
+        /* auto's estimate against the runs: per algorithm and size, the protocol coll_tune_proto picks must be
+         * (about) the fastest of the three measured */
+        unsigned groups = 0, near = 0;
+        double worst_ratio = 1;
+        char worst_why[160] = "";
+        cJSON *ja = cJSON_CreateArray();
+        for (unsigned i = 0; i < nrows; i++) {
+            if (strcmp(rows[i].proto, "simple")) continue;   /* one group per (algo, size): its simple row leads */
+            double best = INFINITY, est[COLL_PROTOS], chosen_us = -1;
+            const char *best_p = "";
+            enum coll_proto pick = coll_tune_proto(cm, !strcmp(rows[i].algo, "tree"), op, rows[i].count, est);
+            for (unsigned j = 0; j < nrows; j++) {
+                if (strcmp(rows[j].algo, rows[i].algo) || rows[j].bytes != rows[i].bytes) continue;
+                if (rows[j].time_us < best) best = rows[j].time_us, best_p = rows[j].proto;
+                if (!strcmp(rows[j].proto, coll_proto_name(pick))) chosen_us = rows[j].time_us;
+            }
+            double ratio = chosen_us / best;
+            groups++;
+            near += ratio <= AUTO_SLACK;
+            if (ratio > worst_ratio)
+                worst_ratio = ratio, snprintf(worst_why, sizeof worst_why, "%s %" PRIu64 " B: picks %s (%.2f us), %s is fastest (%.2f us)", rows[i].algo,
+                                              rows[i].bytes, coll_proto_name(pick), chosen_us, best_p, best);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "algo", rows[i].algo);
+            cJSON_AddNumberToObject(o, "bytes", (double)rows[i].bytes);
+            cJSON_AddStringToObject(o, "auto", coll_proto_name(pick));
+            cJSON_AddStringToObject(o, "fastest", best_p);
+            for (unsigned q = 0; q < COLL_PROTOS; q++) {
+                char name[32];
+                snprintf(name, sizeof name, "estimate_us_%s", coll_proto_name((enum coll_proto)q));
+                cJSON_AddNumberToObject(o, name, est[q]);
+            }
+            cJSON_AddItemToArray(ja, o);
+        }
+        sim_report_metric_json(c->report, "auto_vs_measured", ja);
+        if (groups)
+            sim_check(c->report, "auto_picks_near_fastest", near == groups,
+                      "%u of %u (algorithm, size) groups: the protocol auto's estimate picks runs within %.2fx of the fastest measured; worst %.3fx%s%s",
+                      near, groups, AUTO_SLACK, worst_ratio, *worst_why ? ": " : "", worst_why);
+    }
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
-    char preds[64];
-    if (nalgo > 1) snprintf(preds, sizeof preds, "%.3f %.3f", predicted, tree_pred);   /* in the order of algos */
-    else snprintf(preds, sizeof preds, "%.3f", run_ring ? predicted : tree_pred);
-    if (root) write_plot(c, rows, nrows, coll_op_name(op), bound, all ? "ring tree" : algos[0], preds);
+    char preds[256] = "", series[256] = "";   /* in the order of the series: auto's line is held to Simple's */
+    for (unsigned a = 0; a < nalgo; a++) {
+        enum coll_proto q = sprotos[a] == COLL_PROTO_AUTO ? COLL_PROTO_SIMPLE : sprotos[a];
+        size_t lp = strlen(preds), ls = strlen(series);
+        snprintf(preds + lp, sizeof preds - lp, "%s%.3f", a ? " " : "", strcmp(algos[a], "tree") ? pred_ring[q] : pred_tree[q]);
+        snprintf(series + ls, sizeof series - ls, "%s%s", a ? " " : "", snames[a]);
+    }
+    if (root) write_plot(c, rows, nrows, coll_op_name(op), proto, bound, series, preds);
     coll_comm_free(cm);
     sim_fabric_free(f);
     free(node_part);

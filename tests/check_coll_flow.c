@@ -1,7 +1,8 @@
 /* Flow-level collectives (models/collective/coll_flow.h) against the
  * packet-level engine on one DGX H100: the same ring, channels and chunks,
  * the same topology; all_reduce, all_gather and reduce_scatter times agree
- * within a band at sizes where bandwidth dominates, concurrent collectives
+ * within a band at sizes where bandwidth dominates (Simple's fence as the
+ * flow level's fence_ns: two small writes GPU -> switch -> GPU), concurrent collectives
  * on disjoint groups do not slow each other (no shared link), two on one
  * group share it, and a point-to-point send takes its size over the
  * channels' goodput. */
@@ -56,7 +57,8 @@ static void on_done(void *arg)
     d->n++;
 }
 
-static flow_env flow_make(void)
+/* fence: the packet engine's Simple fence (the comparison with it), else none */
+static flow_env flow_make_fenced(bool fence)
 {
     fabric_register_kinds();
     collective_register_kinds();
@@ -71,9 +73,14 @@ static flow_env flow_make(void)
     v.net = sim_flownet_new(v.k, v.t, v.r, &nc, err, sizeof err);
     ck_assert_msg(v.net, "%s", err);
     coll_flow_cfg cc = COLL_FLOW_CFG_DEFAULT;
+    /* the packet engine's Simple fence: a write response back and the flag, each one small write GPU -> switch -> GPU */
+    const topo_link *l = &v.t->links[v.t->nodes[v.t->endpoint_node[0]].port_link[0]];
+    if (fence) cc.fence_ns = 2 * (2 * l->latency_ns + sc.pipeline_ns + 2 * (128.0 + l->overhead_bytes) / l->GBps);
     v.e = coll_flow_new(v.k, v.net, v.t, v.r, &cc);
     return v;
 }
+
+static flow_env flow_make(void) { return flow_make_fenced(false); }
 
 static void flow_free(flow_env *v)
 {
@@ -90,7 +97,7 @@ static const uint32_t all8[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 
 static double flow_us(enum coll_op op, uint64_t bytes)
 {
-    flow_env v = flow_make();
+    flow_env v = flow_make_fenced(true);
     done_at d = { v.k, 0, 0 };
     ck_assert_msg(coll_flow_start(v.e, op, all8, 8, bytes, on_done, &d, err, sizeof err) == 0, "%s", err);
     sim_run(v.k, SIM_TIME_MAX);

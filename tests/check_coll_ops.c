@@ -94,8 +94,8 @@ static coll_result run_op(enum coll_op op, uint64_t count, unsigned channels, ui
     }
     ck_assert_uint_eq(r.data_bytes_sent, total);
     ck_assert_uint_eq(r.data_bytes_received, total);
-    /* the GPUs' own counters: every payload byte that arrived is data, a flag or an ack (8 B each) */
-    ck_assert_uint_eq(gpu_payload, total + 8 * (r.flags_sent + r.acks_sent));
+    /* the GPUs' own counters: every payload byte that arrived is data, a flag, an ack or Simple's write response (8 B each) */
+    ck_assert_uint_eq(gpu_payload, total + 8 * (r.flags_sent + r.acks_sent + r.visible_sent));
     ck_assert_uint_eq(r.flags_sent, r.acks_sent);   /* every chunk's slot freed once */
     /* the ring still runs on the same communicator (the handlers given back) */
     coll_result rr;

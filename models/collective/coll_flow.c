@@ -209,7 +209,7 @@ static void chunk_out(void *arg)
 }
 
 /* A chunk is in: its slot at the sender frees; a reduce step queues on the receiver's reduction unit. */
-static void chunk_in(void *arg)
+static void chunk_usable(void *arg)
 {
     cf_conn *rx = arg;   /* the receiver's side */
     cf_op *o = rx->op;
@@ -232,6 +232,21 @@ static void chunk_in(void *arg)
         processed(rx, 0);
     } else
         sim_schedule_callback(e->k, at - now, 0, reduced, rx, 0);
+}
+
+static void fence_done(void *obj, uint64_t tag)
+{
+    (void)tag;
+    chunk_usable(obj);
+}
+
+/* The chunk's last byte is in: usable now, or after the fence (the same delay for every chunk keeps their order). */
+static void chunk_in(void *arg)
+{
+    cf_conn *rx = arg;
+    coll_flow *e = rx->op->e;
+    if (e->cfg.fence_ns > 0) sim_schedule_callback(e->k, (sim_time_ps)(e->cfg.fence_ns * 1000.0 + 0.5), 0, fence_done, rx, 0);
+    else chunk_usable(rx);
 }
 
 static void try_send(cf_conn *cn)

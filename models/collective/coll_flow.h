@@ -10,7 +10,7 @@
  * number, over any groups of endpoints) share the links; a reduce step's
  * chunk waits for its GPU's reduction unit (a FIFO of reduce_GBps, as the
  * packet engine's nvgpu). What it leaves out: flags and acks (their bytes are < 0.01 % of a
- * chunk), link-level credits and queues (flownet.h). Validated against the
+ * chunk), the packet engine's protocols (Simple's bytes; its fence only as fence_ns), link-level credits and queues (flownet.h). Validated against the
  * packet-level engine on dgx-h100 (check_coll_flow). docs/models/collective.md. */
 #ifndef MODELS_COLLECTIVE_COLL_FLOW_H
 #define MODELS_COLLECTIVE_COLL_FLOW_H
@@ -26,8 +26,10 @@ typedef struct coll_flow_cfg {
     uint64_t chunk_bytes;    /* per chunk (a flow) */
     unsigned slots;          /* chunks in flight per connection */
     double reduce_GBps;      /* each GPU's reduction unit (FIFO, shared by its collectives): nvgpu's */
+    double fence_ns;         /* a received chunk is usable this long after its last byte (the packet engine's Simple
+                              * fence: a write response back and the flag, two small writes' path time); 0: at once */
 } coll_flow_cfg;
-#define COLL_FLOW_CFG_DEFAULT ((coll_flow_cfg){ 0, 128 * 1024, 8, 1117.0 })
+#define COLL_FLOW_CFG_DEFAULT ((coll_flow_cfg){ 0, 128 * 1024, 8, 1117.0, 0.0 })
 
 typedef struct coll_flow coll_flow;
 typedef void (*coll_flow_done_fn)(void *arg);

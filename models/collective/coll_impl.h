@@ -4,6 +4,7 @@
 #define MODELS_COLLECTIVE_COLL_IMPL_H
 
 #include "models/collective/collective.h"
+#include "models/collective/proto.h"
 
 #define COLL_MAX_RANKS 64
 #define COLL_MAX_CHANNELS 64
@@ -11,7 +12,7 @@
 #define COLL_STEP_MIN_PS 1000000ull   /* coll_run checks for the end at least 1 us apart */
 
 /* What a message is, in its packets' flags. */
-enum { COLL_MSG_DATA = 1, COLL_MSG_FLAG = 2, COLL_MSG_ACK = 3 };
+enum { COLL_MSG_DATA = 1, COLL_MSG_FLAG = 2, COLL_MSG_ACK = 3, COLL_MSG_VISIBLE = 4 };   /* VISIBLE: Simple's fence, the data's write response */
 
 typedef struct coll_rank coll_rank;
 
@@ -24,10 +25,15 @@ typedef struct ring_chan {
     /* sender */
     uint64_t send_i;               /* next send, in (chunk, step) order */
     unsigned credits;              /* free slots at next */
-    uint64_t data_bytes_sent, flags_sent, acks_recv;
+    uint64_t data_bytes_sent, flags_sent, acks_recv;   /* data_bytes: wire payload (LL/LL128: lines, flags included) */
+    uint64_t visible_recv;         /* Simple: write responses back, each lets one flag leave */
+    uint8_t flag_pending[COLL_MAX_SLOTS];   /* Simple: per slot, the flag waits for its data's write response */
+    float *flag_vals[COLL_MAX_SLOTS];       /* ... and the values it will carry (check) */
     /* receiver */
     uint64_t recv_i;               /* next flag expected */
-    uint64_t recv_bytes;           /* data of item recv_i received so far */
+    uint64_t data_i;               /* the item whose data arrives next (its writes come in item order) */
+    uint64_t recv_bytes;           /* data of item data_i received so far */
+    uint64_t visible_sent;
     uint64_t recv_bytes_total;
     uint64_t processed;            /* items processed (reduced or copied), in order */
     uint8_t done[COLL_MAX_SLOTS];  /* per slot: item processed, waiting for the ones before it */
@@ -71,6 +77,11 @@ struct coll_comm {
     struct tree_state *tree;       /* tree.c's, made at its first run */
     unsigned chain_first;          /* broadcast, reduce: the chain's first rank (the root; the root's next) */
     struct p2p_state *p2p;         /* ops.c's (alltoall, sendrecv), made at its first run */
+    /* the run's protocol (cfg.proto, or auto's choice) and element type */
+    enum coll_proto proto;
+    const coll_proto_def *pd;
+    enum coll_dtype dtype;
+    unsigned elem_bytes;
 };
 
 /* coll_nodes.c: fills n_nodes and rank_node; -1 with err on a bad gpus_per_node. */
@@ -103,6 +114,9 @@ void coll_span_range(const coll_comm *c, uint64_t lo, uint64_t lb, unsigned ch, 
 int coll_p2p_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *r, char *why, size_t why_n);
 void coll_p2p_free(coll_comm *c);
 uint64_t coll_p2p_rank_bytes_received(const coll_comm *c, unsigned r);
+
+/* tuning.c: the run's protocol (cfg.proto, or auto's choice for this algorithm, c->op and count) into c->proto, c->pd */
+void coll_set_run_proto(coll_comm *c, bool tree, uint64_t count);
 
 /* ring.c */
 void ring_chan_start(ring_chan *rc);

@@ -1,5 +1,6 @@
 /* The communicator, a run of one collective, and the reference check. */
 #include "models/collective/coll_impl.h"
+#include "models/collective/tuning.h"
 #include "sim/pdes.h"
 
 #include <stdio.h>
@@ -111,6 +112,12 @@ coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t e
     if (cfg->root >= c->n) { snprintf(err, errlen, "root=%u; allowed 0..%u (the ranks)", cfg->root, c->n - 1); goto fail; }
     if (c->channels > COLL_MAX_CHANNELS) { snprintf(err, errlen, "channels=%u; allowed 1..%d", c->channels, COLL_MAX_CHANNELS); goto fail; }
     if (cfg->slots < 1 || cfg->slots > COLL_MAX_SLOTS) { snprintf(err, errlen, "slots=%u; allowed 1..%d", cfg->slots, COLL_MAX_SLOTS); goto fail; }
+    if ((unsigned)cfg->proto > COLL_PROTO_AUTO) { snprintf(err, errlen, "proto %d; allowed: %s", (int)cfg->proto, COLL_PROTO_CHOICES); goto fail; }
+    if ((unsigned)cfg->dtype > COLL_DTYPE_BF16) { snprintf(err, errlen, "dtype %d; allowed: %s", (int)cfg->dtype, COLL_DTYPE_CHOICES); goto fail; }
+    c->dtype = cfg->dtype;
+    c->elem_bytes = coll_dtype_bytes(cfg->dtype);
+    c->proto = cfg->proto == COLL_PROTO_AUTO ? COLL_PROTO_SIMPLE : cfg->proto;
+    c->pd = coll_proto_get(c->proto);
     if (cfg->chunk_bytes < 128 || cfg->chunk_bytes % 4) { snprintf(err, errlen, "chunk_bytes=%u; allowed a multiple of 4, at least 128", cfg->chunk_bytes); goto fail; }
     for (unsigned r = 0; r < c->n; r++) {
         coll_rank *rk = &c->rank[r];
@@ -145,6 +152,12 @@ void coll_comm_set_check(coll_comm *c, bool check)
 {
     if (check && c->cfg.transport && c->cfg.transport->size > 1) sim_fatal("coll_comm_set_check: check=1 over ranks (values go by pointer)");
     c->cfg.check = check;
+}
+
+void coll_comm_set_proto(coll_comm *c, enum coll_proto proto)
+{
+    if ((unsigned)proto > COLL_PROTO_AUTO) sim_fatal("coll_comm_set_proto: proto %d; allowed: %s", (int)proto, COLL_PROTO_CHOICES);
+    c->cfg.proto = proto;
 }
 
 static uint64_t block_lo(const coll_comm *c, unsigned b) { return (uint64_t)b * c->count / c->n; }
@@ -233,7 +246,7 @@ static uint64_t count_wrong(const coll_comm *c)
             for (uint64_t i = block_lo(c, b); i < block_lo(c, b + 1); i++) {
                 float want = 0;
                 if (c->op == COLL_ALL_GATHER) want = coll_input_value(b, i);
-                else for (unsigned q = 0; q < c->n; q++) want += coll_input_value(q, i);
+                else for (unsigned q = 0; q < c->n; q++) want = coll_dtype_add(c->dtype, want, coll_input_value(q, i));
                 if (c->rank[r].out[i] != want) wrong++;
             }
         }
@@ -274,7 +287,7 @@ static void share_counters(coll_comm *c)
 {
     const sim_pdes_transport *tr = c->cfg.transport;
     if (!tr) return;
-    enum { PER_CH = 8 };
+    enum { PER_CH = 10 };
     const size_t per_rank = 2 + (size_t)PER_CH * c->channels, n = per_rank * c->n;
     uint64_t *v = calloc(n, sizeof *v);
     if (!v) sim_fatal("coll_run: out of memory");
@@ -288,6 +301,7 @@ static void share_counters(coll_comm *c)
             uint64_t *x = w + 2 + (size_t)PER_CH * ch;
             x[0] = rc->credits, x[1] = rc->acks_recv, x[2] = rc->acks_sent, x[3] = rc->data_bytes_sent;
             x[4] = rc->flags_sent, x[5] = rc->recv_bytes_total, x[6] = rc->recv_i, x[7] = rc->done_ps;
+            x[8] = rc->visible_sent, x[9] = rc->visible_recv;
         }
     }
     sim_pdes_sum_u64(tr, v, n);
@@ -300,6 +314,7 @@ static void share_counters(coll_comm *c)
             const uint64_t *x = w + 2 + (size_t)PER_CH * ch;
             rc->credits = (unsigned)x[0], rc->acks_recv = x[1], rc->acks_sent = x[2], rc->data_bytes_sent = x[3];
             rc->flags_sent = x[4], rc->recv_bytes_total = x[5], rc->recv_i = x[6], rc->done_ps = x[7];
+            rc->visible_sent = x[8], rc->visible_recv = x[9];
         }
     }
     free(v);
@@ -311,7 +326,8 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
     memset(res, 0, sizeof *res);
     c->op = op;
     c->count = count;
-    c->chunk_elems = c->cfg.chunk_bytes / sizeof(float);
+    coll_set_run_proto(c, false, count);
+    c->chunk_elems = coll_proto_slot_bytes(c->proto, c->cfg.chunk_bytes, c->elem_bytes) / c->elem_bytes;
     c->steps = op_chain(op) ? 1 : op_rules[op].steps_n1 * (c->n - 1);
     c->chain_first = (c->cfg.root + op_rules[op].chain_from) % c->n;
     c->carry = c->cfg.check;
@@ -376,13 +392,17 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
             res->flags_sent += rc->flags_sent;
             res->acks_sent += rc->acks_sent;
             res->data_bytes_received += rc->recv_bytes_total;
+            res->visible_sent += nc->visible_sent;
             if (rc->credits != c->cfg.slots || rc->acks_recv != nc->acks_sent || rc->acks_sent != rc->recv_items ||
                 rc->send_items != nc->recv_items ||
-                nc->recv_bytes_total != rc->data_bytes_sent || nc->recv_i != rc->flags_sent) {
+                nc->recv_bytes_total != rc->data_bytes_sent || nc->recv_i != rc->flags_sent || rc->visible_recv != nc->visible_sent ||
+                (c->pd->flag_write && rc->flags_sent != rc->send_items)) {
                 snprintf(why, why_n, "rank %u channel %u: credits %u of %u slots, acks %llu received / %llu sent by next, "
-                         "data %llu sent / %llu received, flags %llu sent / %llu received", r, ch, rc->credits, c->cfg.slots,
+                         "data %llu sent / %llu received, flags %llu sent / %llu received, write responses %llu sent / %llu received (%s)",
+                         r, ch, rc->credits, c->cfg.slots,
                          (unsigned long long)rc->acks_recv, (unsigned long long)nc->acks_sent, (unsigned long long)rc->data_bytes_sent,
-                         (unsigned long long)nc->recv_bytes_total, (unsigned long long)rc->flags_sent, (unsigned long long)nc->recv_i);
+                         (unsigned long long)nc->recv_bytes_total, (unsigned long long)rc->flags_sent, (unsigned long long)nc->recv_i,
+                         (unsigned long long)nc->visible_sent, (unsigned long long)rc->visible_recv, c->pd->name);
                 rc_status = -1;
                 break;
             }
@@ -390,6 +410,7 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
     }
     res->count = count;
     res->time_ps = end - t0;
+    res->proto = c->proto;
     if (c->carry) {
         if (!rc_status) res->wrong = count_wrong(c);
         res->checked = true;
@@ -399,7 +420,12 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
         free(c->rank[r].out);
         c->rank[r].in = c->rank[r].out = NULL;
         for (unsigned ch = 0; ch < c->channels; ch++)
-            for (unsigned s = 0; s < COLL_MAX_SLOTS; s++) { free(c->rank[r].ch[ch].vals[s]); c->rank[r].ch[ch].vals[s] = NULL; }
+            for (unsigned s = 0; s < COLL_MAX_SLOTS; s++) {
+                ring_chan *rc = &c->rank[r].ch[ch];
+                free(rc->vals[s]);
+                free(rc->flag_vals[s]);
+                rc->vals[s] = rc->flag_vals[s] = NULL;
+            }
     }
     return rc_status;
 }

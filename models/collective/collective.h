@@ -16,6 +16,7 @@
 #define MODELS_COLLECTIVE_COLLECTIVE_H
 
 #include "models/collective/nvgpu.h"
+#include "models/collective/proto.h"
 #include "sim/fabric.h"
 
 #include <stdbool.h>
@@ -54,8 +55,12 @@ typedef struct coll_cfg {
      * groups of this many (must divide the ranks). */
     unsigned gpus_per_node;
     unsigned root;              /* broadcast, reduce: the root rank (< ranks) */
+    /* The protocol (proto.h): simple, ll, ll128, or auto = per run, the one
+     * coll_tune_proto (tuning.h) estimates fastest for the algorithm and size. */
+    enum coll_proto proto;
+    enum coll_dtype dtype;      /* element type: count is in elements of it; values rounded to it (check) */
 } coll_cfg;
-#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE, NULL, 0, 0 })
+#define COLL_CFG_DEFAULT ((coll_cfg){ 0, 128 * 1024, 8, 8, true, COLL_INJECT_NONE, NULL, 0, 0, COLL_PROTO_SIMPLE, COLL_DTYPE_FLOAT })
 
 typedef struct coll_comm coll_comm;
 
@@ -67,6 +72,8 @@ unsigned coll_comm_ranks(const coll_comm *c);
 unsigned coll_comm_channels(const coll_comm *c);
 /* Carry and check values in the runs that follow (cfg.check until called). */
 void coll_comm_set_check(coll_comm *c, bool check);
+/* The protocol of the runs that follow (cfg.proto until called; COLL_PROTO_AUTO: chosen per run). */
+void coll_comm_set_proto(coll_comm *c, enum coll_proto proto);
 
 /* Nodes (coll_cfg.gpus_per_node) and the node of rank r, numbered by their first rank (coll_nodes.c). */
 unsigned coll_comm_nodes(const coll_comm *c);
@@ -80,9 +87,11 @@ typedef struct coll_result {
     uint64_t data_bytes_sent;   /* payload of data messages, every rank */
     uint64_t flags_sent, acks_sent;
     uint64_t data_bytes_received;   /* payload of data messages received, every rank (= data_bytes_sent when conserved) */
+    enum coll_proto proto;      /* the protocol the run used (cfg.proto, or auto's choice) */
+    uint64_t visible_sent;      /* Simple's fence: write responses that let a flag leave */
 } coll_result;
 
-/* Runs one collective of `count` floats from now to the end of its
+/* Runs one collective of `count` elements (cfg.dtype) from now to the end of its
  * traffic (the fabric drained), in steps of simulated time (an eighth of the
  * time so far, at least 1 us) checked for the end -- the same steps in one
  * process and over ranks, so the kernel then stands at the same time. count for all_gather / reduce_scatter: a

@@ -12,11 +12,16 @@ typedef struct nvgpu_msg {
     uint64_t tag;
 } nvgpu_msg;
 
+typedef struct nvgpu_msgq {
+    nvgpu_msg *q;
+    uint32_t head, len, cap;
+} nvgpu_msgq;
+
 typedef struct nvgpu_portq {
     sim_fabric_port fp;
     bool connected;
-    nvgpu_msg *q;
-    uint32_t head, len, cap;
+    nvgpu_msgq mq[2];              /* [1]: control writes, sent before [0] (each FIFO) */
+    uint32_t len;                  /* both */
     sim_time_ps wake_ps;           /* a pending wake-up for the serialiser (SIM_TIME_MAX: none) */
 } nvgpu_portq;
 
@@ -62,7 +67,8 @@ static void pump(nvgpu *g, unsigned port)
             }
             return;
         }
-        nvgpu_msg *m = &pq->q[pq->head];
+        nvgpu_msgq *q = &pq->mq[pq->mq[1].len ? 1 : 0];
+        nvgpu_msg *m = &q->q[q->head];
         sim_pkt *k = m->pkt;
         k->injected_ps = now;
         if (pq->fp.out_credit_types) {
@@ -74,7 +80,8 @@ static void pump(nvgpu *g, unsigned port)
         }
         bool notify = m->notify;
         uint64_t tag = m->tag;
-        pq->head = (pq->head + 1) % pq->cap;
+        q->head = (q->head + 1) % q->cap;
+        q->len--;
         pq->len--;
         g->st.msgs_sent++;
         g->st.pkts_sent += k->payload_bytes ? (k->payload_bytes + NVGPU_PKT_PAYLOAD_BYTES - 1) / NVGPU_PKT_PAYLOAD_BYTES : 1;
@@ -84,20 +91,23 @@ static void pump(nvgpu *g, unsigned port)
     }
 }
 
-static void push(nvgpu *g, unsigned port, sim_pkt *k, bool notify, uint64_t tag)
+static void push_at(nvgpu *g, unsigned port, sim_pkt *k, bool notify, uint64_t tag, bool urgent)
 {
     nvgpu_portq *pq = &g->port[port];
     if (port >= g->n_connected) sim_fatal("%s: send on port %u; connected ports 0..%u", g->name, port, g->n_connected - 1);
-    if (pq->len == pq->cap) {
-        uint32_t cap = pq->cap ? pq->cap * 2 : 64;
-        nvgpu_msg *q = malloc(cap * sizeof *q);
-        for (uint32_t i = 0; i < pq->len; i++) q[i] = pq->q[(pq->head + i) % pq->cap];
-        free(pq->q);
-        pq->q = q, pq->head = 0, pq->cap = cap;
+    nvgpu_msgq *q = &pq->mq[urgent ? 1 : 0];
+    if (q->len == q->cap) {
+        uint32_t cap = q->cap ? q->cap * 2 : 64;
+        nvgpu_msg *nq = malloc(cap * sizeof *nq);
+        for (uint32_t i = 0; i < q->len; i++) nq[i] = q->q[(q->head + i) % q->cap];
+        free(q->q);
+        q->q = nq, q->head = 0, q->cap = cap;
     }
-    pq->q[(pq->head + pq->len++) % pq->cap] = (nvgpu_msg){ k, notify, tag };
-    if (pq->len == 1) pump(g, port);
+    q->q[(q->head + q->len++) % q->cap] = (nvgpu_msg){ k, notify, tag };
+    if (++pq->len == 1) pump(g, port);
 }
+
+static void push(nvgpu *g, unsigned port, sim_pkt *k, bool notify, uint64_t tag) { push_at(g, port, k, notify, tag, false); }
 
 static sim_pkt *make_pkt(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint32_t payload, uint32_t pkts, uint8_t kind,
                          void *data, uint64_t seq)
@@ -149,6 +159,13 @@ void nvgpu_send_small(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint
 {
     if (payload_bytes > NVGPU_PKT_PAYLOAD_BYTES) sim_fatal("%s: a small write of %u bytes", g->name, payload_bytes);
     push(g, port, make_pkt(g, port, dst, flow, payload_bytes, 1, kind, data, seq), false, 0);
+}
+
+void nvgpu_send_small_urgent(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint32_t payload_bytes, uint8_t kind, void *data,
+                             uint64_t seq)
+{
+    if (payload_bytes > NVGPU_PKT_PAYLOAD_BYTES) sim_fatal("%s: a small write of %u bytes", g->name, payload_bytes);
+    push_at(g, port, make_pkt(g, port, dst, flow, payload_bytes, 1, kind, data, seq), false, 0, true);
 }
 
 static void unit_done(void *obj, uint64_t tag)
@@ -265,7 +282,10 @@ static void g_held(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *
 {
     const nvgpu *g = comp;
     for (unsigned p = 0; p < g->n_connected; p++)
-        for (uint32_t i = 0; i < g->port[p].len; i++) fn(g->port[p].q[(g->port[p].head + i) % g->port[p].cap].pkt, ctx);
+        for (unsigned u = 0; u < 2; u++) {
+            const nvgpu_msgq *q = &g->port[p].mq[u];
+            for (uint32_t i = 0; i < q->len; i++) fn(q->q[(q->head + i) % q->cap].pkt, ctx);
+        }
 }
 
 /* A run over ranks: rank 0's replica of a GPU takes its owner's counters. */
@@ -286,7 +306,7 @@ static void g_free(void *comp)
 {
     nvgpu *g = comp;
     sim_pkt_pool_free(&g->pool);
-    for (unsigned p = 0; p < NVGPU_MAX_PORTS; p++) free(g->port[p].q);
+    for (unsigned p = 0; p < NVGPU_MAX_PORTS; p++) free(g->port[p].mq[0].q), free(g->port[p].mq[1].q);
     free(g);
 }
 

@@ -57,6 +57,11 @@ uint32_t nvgpu_send_data(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, u
 /* A small write (a flag, an ack): one packet of `payload_bytes` (<= 128). */
 void nvgpu_send_small(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint32_t payload_bytes, uint8_t kind, void *data,
                       uint64_t seq);
+/* The same, ahead of the data queued on the port (behind the message on the
+ * wire; in order with the other urgent ones): a protocol's control write (Simple's flag, the fence's write
+ * response) is one thread's store, not queued behind other warps' bulk data. */
+void nvgpu_send_small_urgent(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint32_t payload_bytes, uint8_t kind, void *data,
+                             uint64_t seq);
 /* The reduction unit (SMs doing reduce-copy, pooled): FIFO, busy for
  * bytes / reduce_GBps per job; done is called at the end. */
 void nvgpu_reduce(nvgpu *g, uint64_t bytes, uint64_t tag);

@@ -42,8 +42,12 @@ typedef struct tree_end {
     /* sender */
     unsigned credits;
     uint64_t sent, data_bytes_sent, flags_sent, acks_recv;
+    uint64_t visible_recv;                  /* Simple: write responses, each lets a flag leave */
+    uint8_t flag_pending[COLL_MAX_SLOTS];   /* Simple: per slot, the flag waiting for its fence */
+    float *flag_vals[COLL_MAX_SLOTS];
     /* receiver */
     uint64_t recv_i, recv_bytes, recv_bytes_total, acks_sent;
+    uint64_t data_i, visible_sent;          /* the chunk whose data arrives next; write responses sent */
     float *vals[COLL_MAX_SLOTS];   /* per slot: the values its flag made visible (check) */
 } tree_end;
 
@@ -218,7 +222,22 @@ static void send_ack(tree_chan *tc, tree_end *e)
     e->acks_sent++;
 }
 
-/* A chunk to a peer: its data, then the flag carrying its values (check). */
+/* Simple: chunk k's flag to the peer, once its data is visible there. */
+static void send_flag(tree_chan *tc, tree_end *e, uint64_t k)
+{
+    coll_comm *c = comm_of(tc);
+    unsigned slot = (unsigned)(k % c->cfg.slots);
+    if (!e->flag_pending[slot]) sim_fatal("tree rank %u channel %u: a write response for chunk %llu from rank %u, no flag waiting", tc->tr->rk->r, tc->ch,
+                                          (unsigned long long)k, e->peer);
+    e->flag_pending[slot] = 0;
+    nvgpu_send_small_urgent(tc->tr->rk->g, tc->port, e->peer_ep, e->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, e->flag_vals[slot], k);
+    e->flag_vals[slot] = NULL;
+    e->flags_sent++;
+}
+
+/* A chunk to a peer with the run's protocol: Simple its data, then (after
+ * the fence) the flag carrying its values (check); LL / LL128 its lines, the
+ * values with the last. */
 static void send_chunk(tree_chan *tc, tree_end *e, uint64_t k, bool notify, uint64_t tag)
 {
     coll_comm *c = comm_of(tc);
@@ -231,10 +250,18 @@ static void send_chunk(tree_chan *tc, tree_end *e, uint64_t k, bool notify, uint
     }
     e->credits--;
     e->sent++;
-    e->data_bytes_sent += len * sizeof(float);
-    nvgpu_send_data(rk->g, tc->port, e->peer_ep, e->data_flow, len * sizeof(float), COLL_MSG_DATA, NULL, notify, tag);
-    nvgpu_send_small(rk->g, tc->port, e->peer_ep, e->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, vals, k);
-    e->flags_sent++;
+    uint64_t wire = coll_proto_payload_bytes(c->proto, len * c->elem_bytes);
+    e->data_bytes_sent += wire;
+    if (!c->pd->flag_write) {
+        nvgpu_send_data(rk->g, tc->port, e->peer_ep, e->data_flow, wire, COLL_MSG_DATA, vals, notify, tag);
+        return;
+    }
+    nvgpu_send_data(rk->g, tc->port, e->peer_ep, e->data_flow, wire, COLL_MSG_DATA, NULL, notify, tag);
+    unsigned slot = (unsigned)(k % c->cfg.slots);
+    if (e->flag_pending[slot]) sim_fatal("tree rank %u channel %u: slot %u's flag to rank %u still waits for its fence", rk->r, tc->ch, slot, e->peer);
+    e->flag_pending[slot] = 1;
+    e->flag_vals[slot] = vals;
+    if (!wire) send_flag(tc, e, k);
 }
 
 /* The seeded bug: rank 0 drops the first chunk with data it receives. */
@@ -282,7 +309,7 @@ static void up_apply(tree_chan *tc, uint64_t k)
         float *v = tc->down[i].vals[slot];
         tc->down[i].vals[slot] = NULL;
         if (c->carry && !inject_now(tc, len))
-            for (uint64_t e = 0; e < len; e++) rk->out[off + e] += v[e];
+            for (uint64_t e = 0; e < len; e++) rk->out[off + e] = coll_dtype_add(c->dtype, rk->out[off + e], v[e]);
         free(v);
     }
 }
@@ -295,7 +322,7 @@ static void try_up(tree_chan *tc)
             if (tc->down[i].recv_i <= k) goto sends;   /* waits for chunk k of every child */
         tc->reduce_next++;
         if (tc->nchild) {
-            nvgpu_reduce(tc->tr->rk->g, chunk_len(tc, k) * sizeof(float) * tc->nchild, TAG(tc->ch, 0, 0, k));
+            nvgpu_reduce(tc->tr->rk->g, chunk_len(tc, k) * comm_of(tc)->elem_bytes * tc->nchild, TAG(tc->ch, 0, 0, k));
         } else {   /* a leaf sends its input */
             up_apply(tc, k);
             tc->reduced++;
@@ -343,18 +370,19 @@ static void tree_on_sent(void *ctx, nvgpu *g, uint64_t tag)
     if (--tc->fwd_left[slot] == 0) send_ack(tc, &tc->up);   /* forwarded to every child: the parent's slot is read */
 }
 
-/* A chunk's flag from `e`: all its data is there (same path, in order). */
-static uint64_t take_flag(tree_chan *tc, tree_end *e, uint64_t seq, void *data)
+/* Chunk j from `e` is here with its values: Simple at its flag (its data
+ * complete before: checked), LL / LL128 at its last line. */
+static uint64_t take_chunk(tree_chan *tc, tree_end *e, uint64_t j, void *data)
 {
     coll_comm *c = comm_of(tc);
-    uint64_t j = e->recv_i++;
-    if (seq != j) sim_fatal("tree rank %u channel %u: flag of chunk %llu from rank %u, expected %llu", tc->tr->rk->r, tc->ch,
-                            (unsigned long long)seq, e->peer, (unsigned long long)j);
-    uint64_t len = chunk_len(tc, j);
-    if (e->recv_bytes != len * sizeof(float))
-        sim_fatal("tree rank %u channel %u chunk %llu from rank %u: flag after %llu of %llu data bytes", tc->tr->rk->r, tc->ch,
-                  (unsigned long long)j, e->peer, (unsigned long long)e->recv_bytes, (unsigned long long)(len * sizeof(float)));
-    e->recv_bytes = 0;
+    if (c->pd->flag_write) {
+        if (j != e->recv_i) sim_fatal("tree rank %u channel %u: flag of chunk %llu from rank %u, expected %llu", tc->tr->rk->r, tc->ch,
+                                      (unsigned long long)j, e->peer, (unsigned long long)e->recv_i);
+        if (e->data_i <= j)
+            sim_fatal("tree rank %u channel %u chunk %llu from rank %u: flag before its data (%llu bytes of it)", tc->tr->rk->r, tc->ch,
+                      (unsigned long long)j, e->peer, (unsigned long long)e->recv_bytes);
+    }
+    e->recv_i++;   /* chunks taken (Simple: flags received) */
     unsigned slot = (unsigned)(j % c->cfg.slots);
     if (e->vals[slot]) sim_fatal("tree rank %u channel %u: slot %u from rank %u reused before it was read", tc->tr->rk->r, tc->ch, slot, e->peer);
     e->vals[slot] = data;
@@ -382,7 +410,7 @@ static void down_received(tree_chan *tc, uint64_t j)
 
 static void tree_on_recv(void *ctx, nvgpu *g, sim_pkt *pkt, sim_time_ps arrival_ps)
 {
-    (void)g, (void)arrival_ps;
+    (void)arrival_ps;
     tree_rank *tr = ctx;
     unsigned ch = (unsigned)(pkt->flow >> 40) - 1, src = (unsigned)(pkt->flow >> 28) & 0xff;
     if (ch >= tr->ts->channels) sim_fatal("tree rank %u: a packet of flow %llx names channel %u", tr->rk->r, (unsigned long long)pkt->flow, ch);
@@ -406,13 +434,32 @@ static void tree_on_recv(void *ctx, nvgpu *g, sim_pkt *pkt, sim_time_ps arrival_
         else try_down(tc);
         return;
     }
-    if (kind == COLL_MSG_DATA) {
-        e->recv_bytes += payload;
-        e->recv_bytes_total += payload;
+    if (kind == COLL_MSG_VISIBLE) {   /* Simple: chunk seq's data is visible at the peer: its flag may leave */
+        e->visible_recv++;
+        send_flag(tc, e, seq);
         return;
     }
-    if (kind != COLL_MSG_FLAG) sim_fatal("tree rank %u: a message of kind %u", tr->rk->r, kind);
-    uint64_t j = take_flag(tc, e, seq, data);
+    uint64_t j;
+    if (kind == COLL_MSG_DATA) {
+        uint64_t want = coll_proto_payload_bytes(c->proto, chunk_len(tc, e->data_i) * c->elem_bytes);
+        e->recv_bytes += payload;
+        e->recv_bytes_total += payload;
+        if (e->data_i >= tc->chunks || e->recv_bytes > want)
+            sim_fatal("tree rank %u channel %u chunk %llu from rank %u: %llu data bytes of %llu", tr->rk->r, ch, (unsigned long long)e->data_i, src,
+                      (unsigned long long)e->recv_bytes, (unsigned long long)want);
+        if (e->recv_bytes < want) return;
+        e->recv_bytes = 0;
+        j = e->data_i++;
+        if (c->pd->fence) {   /* the write response: the fence at the sender waits for it */
+            nvgpu_send_small_urgent(g, tc->port, e->peer_ep, e->ack_flow, c->cfg.flag_bytes, COLL_MSG_VISIBLE, NULL, j);
+            e->visible_sent++;
+            return;
+        }
+        j = take_chunk(tc, e, j, data);   /* LL, LL128: the last line's flag */
+    } else {
+        if (kind != COLL_MSG_FLAG) sim_fatal("tree rank %u: a message of kind %u", tr->rk->r, kind);
+        j = take_chunk(tc, e, seq, data);
+    }
     if (from_parent) down_received(tc, j);
     else try_up(tc);
 }
@@ -443,8 +490,9 @@ static int check_conn(const struct tree_state *ts, unsigned r, unsigned ch, cons
     const tree_end *f = far_end(ts, r, ch, e);
     unsigned slots = ts->c->cfg.slots;
     if (!f) { snprintf(why, why_n, "tree rank %u channel %u: rank %u does not name it back", r, ch, e->peer); return -1; }
-    if (e->credits != slots || e->sent != chunks || e->flags_sent != f->recv_i || e->data_bytes_sent != f->recv_bytes_total ||
-        e->acks_recv != f->acks_sent || f->acks_sent != chunks) {
+    bool simple = ts->c->pd->flag_write;
+    if (e->credits != slots || e->sent != chunks || (simple ? e->flags_sent : chunks) != f->recv_i || e->data_bytes_sent != f->recv_bytes_total ||
+        e->acks_recv != f->acks_sent || f->acks_sent != chunks || e->visible_recv != f->visible_sent) {
         snprintf(why, why_n, "tree rank %u channel %u -> rank %u: credits %u of %u, chunks %llu sent of %llu, flags %llu sent / %llu received, "
                  "data %llu sent / %llu received, acks %llu received / %llu sent", r, ch, e->peer, e->credits, slots,
                  (unsigned long long)e->sent, (unsigned long long)chunks, (unsigned long long)e->flags_sent, (unsigned long long)f->recv_i,
@@ -466,7 +514,8 @@ int coll_tree_all_reduce(coll_comm *c, uint64_t count, coll_result *res, char *w
     struct tree_state *ts = c->tree;
     c->op = COLL_ALL_REDUCE;
     c->count = count;
-    c->chunk_elems = c->cfg.chunk_bytes / sizeof(float);
+    coll_set_run_proto(c, true, count);
+    c->chunk_elems = coll_proto_slot_bytes(c->proto, c->cfg.chunk_bytes, c->elem_bytes) / c->elem_bytes;
     c->carry = c->cfg.check;
     c->injected = false;
     unsigned slots = c->cfg.slots;
@@ -493,6 +542,8 @@ int coll_tree_all_reduce(coll_comm *c, uint64_t count, coll_result *res, char *w
                 e->credits = slots;
                 e->sent = e->data_bytes_sent = e->flags_sent = e->acks_recv = 0;
                 e->recv_i = e->recv_bytes = e->recv_bytes_total = e->acks_sent = 0;
+                e->data_i = e->visible_sent = e->visible_recv = 0;
+                memset(e->flag_pending, 0, sizeof e->flag_pending);
             }
         }
         if (c->carry) {
@@ -532,21 +583,25 @@ int coll_tree_all_reduce(coll_comm *c, uint64_t count, coll_result *res, char *w
             tree_chan *tc = &tr->ch[ch];
             if (tc->has_parent) status = check_conn(ts, r, ch, &tc->up, tc->chunks, why, why_n);
             for (unsigned i = 0; i < tc->nchild && !status; i++) status = check_conn(ts, r, ch, &tc->down[i], tc->chunks, why, why_n);
-            if (tc->has_parent) res->data_bytes_sent += tc->up.data_bytes_sent, res->flags_sent += tc->up.flags_sent, res->acks_sent += tc->up.acks_sent;
+            if (tc->has_parent)
+                res->data_bytes_sent += tc->up.data_bytes_sent, res->flags_sent += tc->up.flags_sent, res->acks_sent += tc->up.acks_sent,
+                    res->visible_sent += tc->up.visible_sent;
             for (unsigned i = 0; i < tc->nchild; i++)
-                res->data_bytes_sent += tc->down[i].data_bytes_sent, res->flags_sent += tc->down[i].flags_sent, res->acks_sent += tc->down[i].acks_sent;
+                res->data_bytes_sent += tc->down[i].data_bytes_sent, res->flags_sent += tc->down[i].flags_sent, res->acks_sent += tc->down[i].acks_sent,
+                    res->visible_sent += tc->down[i].visible_sent;
             if (tc->has_parent) res->data_bytes_received += tc->up.recv_bytes_total;
             for (unsigned i = 0; i < tc->nchild; i++) res->data_bytes_received += tc->down[i].recv_bytes_total;
         }
     }
     res->count = count;
     res->time_ps = end - t0;
+    res->proto = c->proto;
     if (c->carry) {
         res->checked = true;
         if (!status)
             for (uint64_t i = 0; i < count; i++) {
                 float want = 0;
-                for (unsigned q = 0; q < c->n; q++) want += coll_input_value(q, i);
+                for (unsigned q = 0; q < c->n; q++) want = coll_dtype_add(c->dtype, want, coll_input_value(q, i));
                 for (unsigned r = 0; r < c->n; r++) res->wrong += c->rank[r].out[i] != want;
             }
     }
@@ -559,8 +614,13 @@ int coll_tree_all_reduce(coll_comm *c, uint64_t count, coll_result *res, char *w
             tree_chan *tc = &ts->rank[r].ch[ch];
             for (unsigned s = 0; s < COLL_MAX_SLOTS; s++) {
                 free(tc->up.vals[s]);
-                tc->up.vals[s] = NULL;
-                for (unsigned i = 0; i < COLL_TREE_MAX_CHILDREN; i++) { free(tc->down[i].vals[s]); tc->down[i].vals[s] = NULL; }
+                free(tc->up.flag_vals[s]);
+                tc->up.vals[s] = tc->up.flag_vals[s] = NULL;
+                for (unsigned i = 0; i < COLL_TREE_MAX_CHILDREN; i++) {
+                    free(tc->down[i].vals[s]);
+                    free(tc->down[i].flag_vals[s]);
+                    tc->down[i].vals[s] = tc->down[i].flag_vals[s] = NULL;
+                }
             }
         }
         nvgpu_set_handlers(rk->g, ring_on_recv, ring_on_sent, ring_on_reduced, rk);   /* the ring's again */
