@@ -17,6 +17,7 @@
 #include "models/collective/collective.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/switch.h"
+#include "models/network/network.h"
 #include "coll_predict.h"
 #include "sim/fabric.h"
 #include "sim/pdes.h"
@@ -27,12 +28,29 @@
 #define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
 #define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.58-0.70 measured at 64 MiB */
 #define MAX_ROWS 128
+#define FC_PERIOD_NS 1e6             /* see the IB configuration below */
+#define IB_SWITCH_PIPELINE_NS 150    /* Quantum-2 NDR port to port (sim/net_presets.c quantum2-ndr) */
+
+/* After a collective over IB: step to an instant when no wire carries a packet (an FC packet may still be on its
+ * way), so the drained check is meaningful; false if none comes within 20 us. */
+static bool fabric_quiet(sim_fabric *f, const topo *t)
+{
+    for (unsigned tries = 0; tries < 1000; tries++) {
+        bool quiet = true;
+        for (uint32_t l = 0; quiet && l < t->n_links; l++)
+            for (unsigned d = 0; d < 2; d++) quiet = quiet && sim_link_in_flight(sim_fabric_link(f, l, d)) == 0;
+        if (quiet) return true;
+        sim_fabric_run(f, sim_now(sim_fabric_kernel(f)) + SIM_NS(20));
+    }
+    return false;
+}
 
 static const sim_param_def nccl_params[] = {
     SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES, "the collective (nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf)"),
-    SIM_PARAM_STRING("topo", "dgx-h100", "topology: dgx-h100 (8 H100, 4 NVSwitch) or a JSON file of nvgpu and switch nodes"),
-    SIM_PARAM_INT("nodes", "1", "", 1, 1024, "servers joined by a network (only 1: multi-node is not modelled yet)"),
-    SIM_PARAM_INT("gpus", "0", "", 0, 64, "ranks per node (0: every GPU of the topology; fewer is not modelled yet)"),
+    SIM_PARAM_STRING("topo", "dgx-h100", "topology: dgx-h100 (8 H100, 4 NVSwitch), dgx-a100 (8 A100, 6 NVSwitch) or a JSON file of nvgpu and switch nodes"),
+    SIM_PARAM_INT("nodes", "1", "", 1, 256, "servers of the dgx-* preset joined rail-optimised by InfiniBand (builds <topo>:nodes=N)"),
+    SIM_PARAM_INT("gpus", "0", "", 0, 8, "ranks per node (0: all 8; k: the first k GPUs of every node, with their NICs)"),
+    SIM_PARAM_INT("mtu", "4096", "bytes", 256, 4096, "InfiniBand MTU of the GPUs' NICs (256, 512, 1024, 2048, 4096; nodes > 1)"),
     SIM_PARAM_STRING("minbytes", "8", "smallest size (bytes; K, M, G suffixes as nccl-tests -b)"),
     SIM_PARAM_STRING("maxbytes", "256M", "largest size (nccl-tests -e)"),
     SIM_PARAM_INT("stepfactor", "2", "", 2, 1024, "size multiplier between rows (nccl-tests -f)"),
@@ -131,7 +149,22 @@ static void nccl_run(sim_test_ctx *c)
     nvgpu_cfg gc = NVGPU_CFG_DEFAULT;
     unsigned burst = (unsigned)sim_param_int(p, "burst_pkts");
     gc.reduce_GBps = sim_param_double(p, "reduce_GBps");
-    if (nodes != 1) sim_input_error("nccl_tests: nodes=%" PRId64 ": multi-node is not modelled yet; allowed: 1", nodes);
+    unsigned mtu = (unsigned)sim_param_int(p, "mtu");
+    bool preset = !strcmp(spec, "dgx-h100") || !strcmp(spec, "dgx-a100");
+    if (!preset && (nodes != 1 || gpus))
+        sim_input_error("nccl_tests: topo=%s with nodes=%" PRId64 " gpus=%" PRId64 ": nodes= and gpus= build the dgx-h100 and dgx-a100 presets; "
+                        "a JSON file or a generator with arguments describes its nodes itself; allowed: topo=dgx-h100|dgx-a100, or nodes=1 gpus=0",
+                        spec, nodes, gpus);
+    if (mtu & (mtu - 1)) sim_input_error("nccl_tests: mtu=%u; allowed: 256, 512, 1024, 2048, 4096 (the InfiniBand MTUs)", mtu);
+    if (nodes == 1) sim_param_not_applicable(p, "mtu", "one node: no network (nodes > 1)");
+    if (nodes > 1 && c->transport && c->transport->size > 1)
+        sim_input_error("nccl_tests: nodes=%" PRId64 ": the GPUs' NICs run in one process only; allowed over ranks: nodes=1", nodes);
+    char spec_buf[96];
+    if (preset && (nodes != 1 || gpus)) {
+        snprintf(spec_buf, sizeof spec_buf, "%s:nodes=%" PRId64, spec, nodes);
+        if (gpus) snprintf(spec_buf + strlen(spec_buf), sizeof spec_buf - strlen(spec_buf), ",gpus=%" PRId64, gpus);
+        spec = spec_buf;
+    }
     bool all = !strcmp(algo, "all"), run_ring = all || !strcmp(algo, "ring"), run_tree = all || !strcmp(algo, "tree");
     if (!run_ring && !run_tree) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, all", algo);
     if (run_tree && op != COLL_ALL_REDUCE)
@@ -165,12 +198,24 @@ static void nccl_run(sim_test_ctx *c)
     cc.transport = tr;
     fabric_register_kinds();
     collective_register_kinds();
+    network_register_kinds();
     topo *t = topo_from_string_or_exit(spec, "nvlink4");
     sim_test_configured(c);
 
     fabric_switch_cfg sc = FABRIC_SWITCH_CFG_DEFAULT;
+    /* IB: periodic flow-control packets every FC_PERIOD_NS instead of the IBA bound (~1.2 us at NDR): nothing
+     * is lost on these links, FC on free advertises every freed block, and a fabric never quiet could not be
+     * checked drained after each collective */
+    gpu_nic_cfg nc;
+    gpu_nic_cfg_default(&nc);
+    nc.mtu_bytes = mtu;
+    nc.port.fc_period_ns = FC_PERIOD_NS;
+    ib_switch_cfg isc;
+    ib_port_cfg_default(&isc.port, 2, 65536);
+    isc.port.fc_period_ns = FC_PERIOD_NS;
+    isc.pipeline_ns = IB_SWITCH_PIPELINE_NS;
     sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = c->trace, .seed = c->seed,
-                          .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
+                          .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc }, { "gpu_nic", &nc }, { "ib_switch", &isc } } };
     char err[1024], why[1024];
     uint32_t *node_part = NULL;
     if (tr) {   /* one system over the ranks: each runs its part (docs/parallel.md) */
@@ -185,17 +230,38 @@ static void nccl_run(sim_test_ctx *c)
     coll_comm *cm = coll_comm_new(f, &cc, err, sizeof err);
     if (!cm) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
     unsigned n = coll_comm_ranks(cm);
-    if (gpus && (unsigned)gpus != n) sim_input_error("nccl_tests: gpus=%" PRId64 ": fewer ranks than GPUs is not modelled yet; allowed: 0 or %u", gpus, n);
 
     /* the independent prediction, from the configuration: per GPU, the NVLinks its channels use, at their goodput */
     nvgpu *g0 = sim_fabric_component(f, t->endpoint_node[0]);
-    unsigned ports = nvgpu_ports(g0), chans = coll_comm_channels(cm), used = chans < ports ? chans : ports;
+    unsigned ports = nvgpu_nvlink_ports(g0), chans = coll_comm_channels(cm), used = chans < ports ? chans : ports;
     const topo_link *l0 = &t->links[t->nodes[nvgpu_node(g0)].port_link[0]];   /* the topology's: g0 may be another rank's */
     double goodput_link = l0->GBps * 128.0 / (128.0 + l0->overhead_bytes);
     double bound = ports * goodput_link;   /* every link of a GPU busy with full packets */
     double predicted = used * goodput_link;
     double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER ? gc.reduce_GBps : INFINITY;
     if (reduce_limit < predicted) predicted = reduce_limit;
+    /* across nodes: every channel's ring leaves each node once, through one GPU's NIC (ring_order.c's rule, from
+     * the configuration): the NIC carrying most channels, at min(IB, PCIe) goodput, bounds busbw at C / k_max of it */
+    double nic_goodput = 0, nic_bound = INFINITY;
+    unsigned nic_kmax = 0, G = n / (unsigned)nodes;
+    if (nodes > 1) {
+        uint32_t gnode = nvgpu_node(g0);
+        const topo_link *pl = &t->links[t->nodes[gnode].port_link[nvgpu_nic_port(g0)]];
+        uint32_t nic = pl->a == gnode ? pl->b : pl->a;
+        const topo_link *il = &t->links[t->nodes[nic].port_link[1]];
+        double ib_goodput = il->GBps * mtu / (mtu + il->overhead_bytes);
+        double pcie_goodput = pl->GBps * 128.0 / (128.0 + pl->overhead_bytes);
+        nic_goodput = ib_goodput < pcie_goodput ? ib_goodput : pcie_goodput;
+        for (unsigned par = 0; par < 2; par++) {   /* even nodes leave on rail b = a - 1, odd ones on rail a = ch mod G */
+            unsigned k8[8] = { 0 };
+            for (unsigned ch = 0; ch < chans; ch++) {
+                unsigned rail = par ? ch % G : (ch % G + G - 1) % G;
+                if (++k8[rail] > nic_kmax) nic_kmax = k8[rail];
+            }
+        }
+        nic_bound = (double)chans / nic_kmax * nic_goodput;
+        if (nic_bound < predicted) predicted = nic_bound;
+    }
     char tree_why[256] = "";
     double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
     const char *algos[2];
@@ -215,8 +281,8 @@ static void nccl_run(sim_test_ctx *c)
                    "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
                    coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
         else
-            printf("# nccl_tests: %s, %u ranks on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
-                   coll_op_name(op), n, spec, chans, cc.chunk_bytes, gc.burst_pkts);
+            printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, ring, simple, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
+                   coll_op_name(op), n, (unsigned)nodes, spec, chans, cc.chunk_bytes, gc.burst_pkts);
         printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
         printf("#%11s %13s %9s %7s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
     }
@@ -230,6 +296,7 @@ static void nccl_run(sim_test_ctx *c)
         coll_comm_set_check(cm, check && count * sizeof(float) <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
             int bad = tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
+            if (!bad && nodes > 1 && !fabric_quiet(f, t)) bad = 1, snprintf(why, sizeof why, "the links never went quiet within 20 us");
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
             if (bad) {
                 if (conserved) snprintf(cons_why, sizeof cons_why, "%s size %" PRIu64 ": %s", algos[a], size, why);
@@ -293,6 +360,12 @@ static void nccl_run(sim_test_ctx *c)
     sim_report_metric(c->report, "channels", chans);
     sim_report_metric(c->report, "burst_pkts", gc.burst_pkts);
     sim_report_metric(c->report, "nvlink_goodput_GBps_per_gpu", bound);
+    sim_report_metric(c->report, "nodes", (double)nodes);
+    if (nodes > 1) {
+        sim_report_metric(c->report, "nic_goodput_GBps", nic_goodput);
+        sim_report_metric(c->report, "nic_bound_busbw_GBps", nic_bound);
+        sim_report_metric(c->report, "mtu_bytes", mtu);
+    }
     if (run_ring) sim_report_metric(c->report, "predicted_busbw_GBps", predicted);
     if (run_tree) {
         sim_report_metric(c->report, "nodes_in_tree", coll_comm_nodes(cm));
@@ -319,6 +392,7 @@ static void nccl_run(sim_test_ctx *c)
     double lo_ratio = INFINITY, tlo_ratio = INFINITY;
     for (unsigned i = 0; i < nrows; i++)
         if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
+            if (nodes > 1) continue;   /* the tree's prediction is NVLink-only: across nodes it is not predicted yet */
             double ratio = rows[i].busbw / tree_pred;
             tlarge++;
             tinband += ratio >= TREE_BAND_LOW && ratio <= 1.0001;
@@ -348,10 +422,18 @@ static void nccl_run(sim_test_ctx *c)
             if (ds.window_bytes > max_b) max_b = ds.window_bytes;
         }
     sim_report_metric(c->report, "link_bytes_min_over_max", max_b ? (double)min_b / (double)max_b : 0);
-    if (chans % ports == 0 && nrows && !run_tree)
+    if (chans % ports == 0 && nrows && !run_tree && nodes == 1)
         sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
+    if (nodes > 1) {
+        double ring_peak = 0;
+        for (unsigned i = 0; i < nrows; i++)
+            if (!strcmp(rows[i].algo, "ring") && rows[i].busbw > ring_peak) ring_peak = rows[i].busbw;
+        sim_check(c->report, "busbw_within_nic_goodput", ring_peak <= nic_bound * 1.0001,
+                  "ring peak busbw %.2f GB/s <= %u channels / %u on the busiest NIC x %.2f GB/s NIC goodput (min of IB %u-byte MTU "
+                  "packets and PCIe 128-byte TLPs) = %.2f GB/s", ring_peak, chans, nic_kmax, nic_goodput, mtu, nic_bound);
+    }
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
     char preds[64];

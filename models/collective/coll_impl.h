@@ -5,7 +5,7 @@
 
 #include "models/collective/collective.h"
 
-#define COLL_MAX_RANKS 64
+#define COLL_MAX_RANKS 4096   /* a limit on input, not an array size: ranks are allocated */
 #define COLL_MAX_CHANNELS 64
 #define COLL_MAX_SLOTS 64
 #define COLL_STEP_MIN_PS 1000000ull   /* coll_run checks for the end at least 1 us apart */
@@ -35,6 +35,10 @@ typedef struct ring_chan {
     uint64_t acks_sent;
     sim_time_ps done_ps;           /* the last item processed */
     bool finished;
+    /* the channel's ring (ring_order.c): this rank's neighbours in it, and the port acks to prev leave by
+     * (port, above, is the one data to next leaves by: an NVLink, or the NIC's port when next is on another node) */
+    unsigned next_r, prev_r, ack_port;
+    uint32_t next_ep, prev_ep;
 } ring_chan;
 
 struct coll_rank {
@@ -54,7 +58,7 @@ struct coll_comm {
     sim_kernel *k;
     coll_cfg cfg;
     unsigned n, channels;
-    coll_rank rank[COLL_MAX_RANKS];
+    coll_rank *rank;               /* n of them */
     /* the run in progress */
     enum coll_op op;
     uint64_t count, chunk_elems;
@@ -64,8 +68,12 @@ struct coll_comm {
     bool injected;                 /* the seeded bug struck this run */
     /* nodes (coll_nodes.c) */
     unsigned n_nodes;
-    unsigned rank_node[COLL_MAX_RANKS];
+    unsigned *rank_node;           /* n of them */
     struct tree_state *tree;       /* tree.c's, made at its first run */
+    /* ring_order.c: channel ch's ring is ring_order[ch * n + 0 .. n-1]; ring_pos the inverse */
+    unsigned *ring_order, *ring_pos;
+    unsigned ring_nodes;           /* NVLink domains the rings cross (1: one node) */
+    unsigned *rank_domain;         /* rank -> its NVLink domain (the topology's, whatever gpus_per_node says) */
 };
 
 /* coll_nodes.c: fills n_nodes and rank_node; -1 with err on a bad gpus_per_node. */
@@ -82,6 +90,11 @@ void coll_range(const coll_comm *c, unsigned b, unsigned ch, uint64_t k, uint64_
 unsigned coll_block(const coll_comm *c, unsigned r, unsigned s);
 /* Does the receive of step s reduce (else it copies)? */
 bool coll_step_reduces(const coll_comm *c, unsigned s);
+
+/* ring_order.c: the rings of every channel (rail-optimised across nodes) and their ports; -1 with err. */
+int coll_ring_setup(coll_comm *c, char *err, size_t errlen);
+/* The block rank r sends at step s in channel ch's ring (coll_block through the ring's order). */
+unsigned coll_ring_block(const coll_comm *c, unsigned ch, unsigned r, unsigned s);
 
 /* ring.c */
 void ring_chan_start(ring_chan *rc);

@@ -22,7 +22,7 @@ static void try_send(ring_chan *rc);
 static void release_slot(ring_chan *rc)
 {
     coll_rank *rk = rc->rk;
-    nvgpu_send_small(rk->g, rc->port, rk->prev_ep, rc->ack_flow, rk->cm->cfg.flag_bytes, COLL_MSG_ACK, NULL, rc->acks_sent);
+    nvgpu_send_small(rk->g, rc->ack_port, rc->prev_ep, rc->ack_flow, rk->cm->cfg.flag_bytes, COLL_MSG_ACK, NULL, rc->acks_sent);
     rc->acks_sent++;
 }
 
@@ -49,7 +49,7 @@ static void try_send(ring_chan *rc)
         uint64_t k = i / c->steps;
         if (s && rc->processed < i) return;   /* waits for the receive of (k, s-1) */
         uint64_t off, len;
-        coll_range(c, coll_block(c, rk->r, s), rc->ch, k, &off, &len);
+        coll_range(c, coll_ring_block(c, rc->ch, rk->r, s), rc->ch, k, &off, &len);
         float *vals = NULL;
         if (c->carry) {
             vals = malloc((len ? len : 1) * sizeof *vals);
@@ -59,8 +59,8 @@ static void try_send(ring_chan *rc)
         rc->send_i++;
         rc->data_bytes_sent += len * sizeof(float);
         /* the data, then the flag (NCCL: a fence, then the tail); s > 0 frees the slot it read when it has left */
-        nvgpu_send_data(rk->g, rc->port, rk->next_ep, rc->data_flow, len * sizeof(float), COLL_MSG_DATA, NULL, s > 0, TAG(rc->ch, i));
-        nvgpu_send_small(rk->g, rc->port, rk->next_ep, rc->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, vals, i);
+        nvgpu_send_data(rk->g, rc->port, rc->next_ep, rc->data_flow, len * sizeof(float), COLL_MSG_DATA, NULL, s > 0, TAG(rc->ch, i));
+        nvgpu_send_small(rk->g, rc->port, rc->next_ep, rc->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, vals, i);
         rc->flags_sent++;
     }
     chan_maybe_done(rc);
@@ -77,7 +77,7 @@ static void apply(ring_chan *rc, uint64_t j)
     if (!c->carry) return;
     unsigned s = (unsigned)(j % c->steps);
     uint64_t off, len;
-    coll_range(c, coll_block(c, (rk->r + c->n - 1) % c->n, s), rc->ch, j / c->steps, &off, &len);
+    coll_range(c, coll_ring_block(c, rc->ch, rc->prev_r, s), rc->ch, j / c->steps, &off, &len);
     /* the seeded bug: rank 0 drops the first chunk with data it receives */
     bool skip = c->cfg.inject == COLL_INJECT_SKIP_CHUNK && rk->r == 0 && len && !c->injected;
     if (skip) c->injected = true;
@@ -149,7 +149,7 @@ void ring_on_recv(void *ctx, nvgpu *g, sim_pkt *pkt, sim_time_ps arrival_ps)
     if (seq != j) sim_fatal("rank %u channel %u: flag of item %llu, expected %llu", rk->r, ch, (unsigned long long)seq, (unsigned long long)j);
     unsigned s = (unsigned)(j % c->steps);
     uint64_t off, len;
-    coll_range(c, coll_block(c, (rk->r + c->n - 1) % c->n, s), ch, j / c->steps, &off, &len);
+    coll_range(c, coll_ring_block(c, ch, rc->prev_r, s), ch, j / c->steps, &off, &len);
     if (rc->recv_bytes != len * sizeof(float))
         sim_fatal("rank %u channel %u item %llu: flag after %llu of %llu data bytes", rk->r, ch, (unsigned long long)j,
                   (unsigned long long)rc->recv_bytes, (unsigned long long)(len * sizeof(float)));

@@ -45,6 +45,7 @@ typedef struct tree_end {
     /* receiver */
     uint64_t recv_i, recv_bytes, recv_bytes_total, acks_sent;
     float *vals[COLL_MAX_SLOTS];   /* per slot: the values its flag made visible (check) */
+    unsigned port;                 /* the port to the peer: the channel's NVLink, or the NIC's for a peer in another node */
 } tree_end;
 
 typedef struct tree_rank tree_rank;
@@ -147,18 +148,23 @@ unsigned coll_tree_peers(const coll_comm *c, unsigned ch, unsigned r, int *paren
 
 unsigned coll_tree_channels(const coll_comm *c)
 {
-    unsigned ports = nvgpu_ports(c->rank[0].g);
+    unsigned ports = nvgpu_nvlink_ports(c->rank[0].g);
     unsigned ch = c->cfg.channels ? c->cfg.channels : 2 * ports;
     return ch > COLL_MAX_CHANNELS ? COLL_MAX_CHANNELS : ch;
 }
 
-unsigned coll_tree_port(const coll_comm *c, unsigned ch) { return (ch / 2) % nvgpu_ports(c->rank[0].g); }
+unsigned coll_tree_port(const coll_comm *c, unsigned ch) { return (ch / 2) % nvgpu_nvlink_ports(c->rank[0].g); }
 
 static void end_init(coll_comm *c, tree_end *e, unsigned r, unsigned peer, unsigned port, unsigned ch)
 {
     memset(e, 0, sizeof *e);
     e->peer = peer;
     e->peer_ep = nvgpu_endpoint(c->rank[peer].g);
+    if (c->rank_domain[r] != c->rank_domain[peer]) {   /* another NVLink domain: through our NIC */
+        if (nvgpu_nic_port(c->rank[r].g) < 0) sim_fatal("tree: rank %u's peer %u is in another node and rank %u has no NIC", r, peer, r);
+        port = (unsigned)nvgpu_nic_port(c->rank[r].g);
+    }
+    e->port = port;
     e->data_flow = coll_pick_flow(c, r, peer, port, ch, COLL_MSG_DATA);
     e->ack_flow = coll_pick_flow(c, r, peer, port, ch, COLL_MSG_ACK);
 }
@@ -168,7 +174,7 @@ static struct tree_state *tree_state_new(coll_comm *c)
     struct tree_state *ts = calloc(1, sizeof *ts);
     ts->c = c;
     ts->channels = coll_tree_channels(c);
-    ts->ports = nvgpu_ports(c->rank[0].g);
+    ts->ports = nvgpu_nvlink_ports(c->rank[0].g);
     ts->rank = calloc(c->n, sizeof *ts->rank);
     for (unsigned r = 0; r < c->n; r++) {
         tree_rank *tr = &ts->rank[r];
@@ -214,7 +220,7 @@ static uint64_t chunk_len(const tree_chan *tc, uint64_t k)
 static void send_ack(tree_chan *tc, tree_end *e)
 {
     coll_comm *c = comm_of(tc);
-    nvgpu_send_small(tc->tr->rk->g, tc->port, e->peer_ep, e->ack_flow, c->cfg.flag_bytes, COLL_MSG_ACK, NULL, e->acks_sent);
+    nvgpu_send_small(tc->tr->rk->g, e->port, e->peer_ep, e->ack_flow, c->cfg.flag_bytes, COLL_MSG_ACK, NULL, e->acks_sent);
     e->acks_sent++;
 }
 
@@ -232,8 +238,8 @@ static void send_chunk(tree_chan *tc, tree_end *e, uint64_t k, bool notify, uint
     e->credits--;
     e->sent++;
     e->data_bytes_sent += len * sizeof(float);
-    nvgpu_send_data(rk->g, tc->port, e->peer_ep, e->data_flow, len * sizeof(float), COLL_MSG_DATA, NULL, notify, tag);
-    nvgpu_send_small(rk->g, tc->port, e->peer_ep, e->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, vals, k);
+    nvgpu_send_data(rk->g, e->port, e->peer_ep, e->data_flow, len * sizeof(float), COLL_MSG_DATA, NULL, notify, tag);
+    nvgpu_send_small(rk->g, e->port, e->peer_ep, e->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, vals, k);
     e->flags_sent++;
 }
 
