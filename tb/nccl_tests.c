@@ -406,7 +406,8 @@ static void nccl_run(sim_test_ctx *c)
     if (large)
         sim_check(c->report, "large_busbw_near_prediction", inband == large,
                   "%u of %u rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s = min(%u links x %.2f GB/s goodput, "
-                  "reduction limit %.0f GB/s)", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, used, goodput_link, reduce_limit);
+                  "reduction limit %.0f GB/s, NIC bound %.2f GB/s)", inband, large, LARGE_BYTES >> 20, BAND_LOW, lo_ratio, predicted, used, goodput_link,
+                  reduce_limit, nic_bound);
     if (tlarge)
         sim_check(c->report, "tree_busbw_near_prediction", tinband == tlarge,
                   "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s: %s (%u channels, "

@@ -17,7 +17,9 @@
  * changes rail: it crosses the spines. Inside a node the hop takes NVLink
  * port ch mod P (P NVLink ports per GPU), as on one node; acks go back the
  * way their data came (the receiver's NIC port for a hop between nodes).
- * Ranks that are not G per node in consecutive order keep rank order. */
+ * Ranks that are not G per node in consecutive order, or GPUs without a NIC
+ * port (NVSwitches joined by a network in a topology file), keep rank order
+ * and NVLink ports. */
 #include "models/collective/coll_impl.h"
 
 #include <stdio.h>
@@ -45,11 +47,15 @@ static bool regular_nodes(const coll_comm *c, unsigned *gpn)
 
 int coll_ring_setup(coll_comm *c, char *err, size_t errlen)
 {
+    (void)err, (void)errlen;
     unsigned n = c->n, C = c->channels, G = 0;
     c->ring_order = malloc((size_t)C * n * sizeof *c->ring_order);
     c->ring_pos = malloc((size_t)C * n * sizeof *c->ring_pos);
     if (!c->ring_order || !c->ring_pos) sim_fatal("coll_ring_setup: out of memory");
+    /* rails need a NIC at every GPU; without (switches joined by a network, as in a topology file) the rings keep rank order
+     * and every hop its NVLink port, the switches routing it onward */
     bool rails = regular_nodes(c, &G);
+    for (unsigned r = 0; rails && r < n; r++) rails = nvgpu_nic_port(c->rank[r].g) >= 0;
     c->ring_nodes = rails ? c->n_nodes : 1;
     for (unsigned ch = 0; ch < C; ch++) {
         unsigned *ord = c->ring_order + (size_t)ch * n;
@@ -75,20 +81,8 @@ int coll_ring_setup(coll_comm *c, char *err, size_t errlen)
             rc->next_ep = nvgpu_endpoint(c->rank[rc->next_r].g);
             rc->prev_ep = nvgpu_endpoint(c->rank[rc->prev_r].g);
             rc->port = rc->ack_port = ch % nvl;   /* channel ch on NVLink ch mod ports at every rank: all links carry rings */
-            if (rails && c->rank_node[rc->next_r] != c->rank_node[r]) {
-                if (nvgpu_nic_port(rk->g) < 0) {
-                    snprintf(err, errlen, "rank %u's ring neighbour %u is in another node and rank %u has no NIC port", r, rc->next_r, r);
-                    return -1;
-                }
-                rc->port = (unsigned)nvgpu_nic_port(rk->g);
-            }
-            if (rails && c->rank_node[rc->prev_r] != c->rank_node[r]) {
-                if (nvgpu_nic_port(rk->g) < 0) {
-                    snprintf(err, errlen, "rank %u's ring neighbour %u is in another node and rank %u has no NIC port", r, rc->prev_r, r);
-                    return -1;
-                }
-                rc->ack_port = (unsigned)nvgpu_nic_port(rk->g);
-            }
+            if (rails && c->rank_node[rc->next_r] != c->rank_node[r]) rc->port = (unsigned)nvgpu_nic_port(rk->g);
+            if (rails && c->rank_node[rc->prev_r] != c->rank_node[r]) rc->ack_port = (unsigned)nvgpu_nic_port(rk->g);
             rc->data_flow = coll_pick_flow(c, r, rc->next_r, rc->port, ch, COLL_MSG_DATA);
             rc->ack_flow = coll_pick_flow(c, r, rc->prev_r, rc->ack_port, ch, COLL_MSG_ACK);
         }

@@ -160,10 +160,8 @@ static void end_init(coll_comm *c, tree_end *e, unsigned r, unsigned peer, unsig
     memset(e, 0, sizeof *e);
     e->peer = peer;
     e->peer_ep = nvgpu_endpoint(c->rank[peer].g);
-    if (c->rank_domain[r] != c->rank_domain[peer]) {   /* another NVLink domain: through our NIC */
-        if (nvgpu_nic_port(c->rank[r].g) < 0) sim_fatal("tree: rank %u's peer %u is in another node and rank %u has no NIC", r, peer, r);
-        port = (unsigned)nvgpu_nic_port(c->rank[r].g);
-    }
+    /* another NVLink domain: through our NIC (without one, as in a file of switches joined by a network: the NVLink) */
+    if (c->rank_domain[r] != c->rank_domain[peer] && nvgpu_nic_port(c->rank[r].g) >= 0) port = (unsigned)nvgpu_nic_port(c->rank[r].g);
     e->port = port;
     e->data_flow = coll_pick_flow(c, r, peer, port, ch, COLL_MSG_DATA);
     e->ack_flow = coll_pick_flow(c, r, peer, port, ch, COLL_MSG_ACK);
