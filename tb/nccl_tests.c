@@ -372,6 +372,21 @@ static void nccl_run(sim_test_ctx *c)
         sim_report_metric(c->report, "tree_channels", coll_tree_channels(cm));
         sim_report_metric(c->report, "tree_predicted_busbw_GBps", tree_pred);
     }
+    /* the packets the run moved (for make bench's pkts_per_s): every GPU's packets (a burst counts each of its
+     * 128-byte packets), its simulated messages, and the NICs' InfiniBand data packets */
+    uint64_t gpu_pkts = 0, gpu_msgs = 0, ib_pkts = 0;
+    for (uint32_t i = 0; i < t->n_nodes; i++) {
+        if (!sim_fabric_node_local(f, i)) continue;
+        if (!strcmp(t->nodes[i].kind->name, "nvgpu")) {
+            nvgpu_stats gs = nvgpu_stats_get(sim_fabric_component(f, i));
+            gpu_pkts += gs.pkts_sent, gpu_msgs += gs.msgs_sent;
+        } else if (!strcmp(t->nodes[i].kind->name, "gpu_nic")) {
+            ib_pkts += gpu_nic_stats_get(sim_fabric_component(f, i)).pkts_made;
+        }
+    }
+    sim_report_metric(c->report, "gpu_pkts", (double)gpu_pkts);
+    sim_report_metric(c->report, "gpu_msgs", (double)gpu_msgs);
+    sim_report_metric(c->report, "ib_pkts", (double)ib_pkts);
     char busiest[256];
     sim_report_metric(c->report, "max_link_util", sim_fabric_max_link_util(f, busiest, sizeof busiest));
     sim_report_metric_json(c->report, "busiest_link", cJSON_CreateString(busiest));
