@@ -375,8 +375,7 @@ static void nccl_run(sim_test_ctx *c)
     /* the packets the run moved (for make bench's pkts_per_s): every GPU's packets (a burst counts each of its
      * 128-byte packets), its simulated messages, and the NICs' InfiniBand data packets */
     uint64_t gpu_pkts = 0, gpu_msgs = 0, ib_pkts = 0;
-    for (uint32_t i = 0; i < t->n_nodes; i++) {
-        if (!sim_fabric_node_local(f, i)) continue;
+    for (uint32_t i = 0; i < t->n_nodes; i++) {   /* after sim_fabric_gather rank 0's replicas hold their owners' counters */
         if (!strcmp(t->nodes[i].kind->name, "nvgpu")) {
             nvgpu_stats gs = nvgpu_stats_get(sim_fabric_component(f, i));
             gpu_pkts += gs.pkts_sent, gpu_msgs += gs.msgs_sent;
