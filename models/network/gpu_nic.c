@@ -32,7 +32,7 @@
 
 typedef struct seg_ext { uint64_t msg_off; } seg_ext;   /* the first payload byte of the segment within its message */
 
-typedef struct nic_msg { sim_pkt *m; uint32_t blocks; } nic_msg;   /* a message for the GPU; the blocks its last IB packet holds */
+typedef struct nic_msg { sim_pkt *m; uint32_t blocks, vl; } nic_msg;   /* a message for the GPU; the blocks its last IB packet holds, and its VL */
 typedef struct nic_q { nic_msg *q; uint32_t head, len, cap; } nic_q;
 
 struct gpu_nic {
@@ -51,7 +51,7 @@ struct gpu_nic {
     gpu_nic_stats st;
 };
 
-static void q_push(nic_q *q, sim_pkt *k, uint32_t blocks)
+static void q_push(nic_q *q, sim_pkt *k, uint32_t blocks, unsigned vl)
 {
     if (q->len == q->cap) {
         uint32_t cap = q->cap ? 2 * q->cap : 64;
@@ -61,7 +61,7 @@ static void q_push(nic_q *q, sim_pkt *k, uint32_t blocks)
         free(q->q);
         q->q = n, q->head = 0, q->cap = cap;
     }
-    q->q[(q->head + q->len++) % q->cap] = (nic_msg){ k, blocks };
+    q->q[(q->head + q->len++) % q->cap] = (nic_msg){ k, blocks, vl };
 }
 
 static void pump_pcie(gpu_nic *n);
@@ -88,13 +88,13 @@ static void pump_pcie(gpu_nic *n)
             return;
         }
         sim_pkt *m = n->to_gpu.q[n->to_gpu.head].m;
-        uint32_t blocks = n->to_gpu.q[n->to_gpu.head].blocks;
+        uint32_t blocks = n->to_gpu.q[n->to_gpu.head].blocks, vl = n->to_gpu.q[n->to_gpu.head].vl;
         n->to_gpu.head = (n->to_gpu.head + 1) % n->to_gpu.cap;
         n->to_gpu.len--;
         n->st.msgs_to_gpu++;
         n->st.bytes_to_gpu += m->payload_bytes;
         sim_link_send(n->pcie.out, m, m->wire_bytes);
-        ib_port_release(n->ib, n->cfg.port.sl2vl[m->tc & (IB_SLS - 1)], blocks);
+        ib_port_release(n->ib, vl, blocks);
     }
 }
 
@@ -159,7 +159,7 @@ static void on_ib_rx(void *owner, ib_port *p, sim_pkt *s, unsigned vl)
     if (!m || end != m->payload_bytes)
         sim_fatal("%s: a message's last IB packet ends at byte %llu of %u", n->name, (unsigned long long)end, m ? m->payload_bytes : 0);
     sim_pkt_free(s);
-    q_push(&n->to_gpu, m, blocks);
+    q_push(&n->to_gpu, m, blocks, vl);
     if (n->to_gpu.len == 1) pump_pcie(n);
 }
 
@@ -276,10 +276,20 @@ static int check(const void *comp, bool drained, char *why, size_t why_n)
     return 0;
 }
 
+/* A queued last IB packet carries its message: a teardown must give back both. */
+typedef struct held_ctx { void (*fn)(sim_pkt *pkt, void *ctx); void *ctx; } held_ctx;
+static void held_seg(sim_pkt *s, void *c)
+{
+    const held_ctx *h = c;
+    if (s->data) h->fn(s->data, h->ctx);
+    h->fn(s, h->ctx);
+}
+
 static void held(const void *comp, void (*fn)(sim_pkt *pkt, void *ctx), void *ctx)
 {
     const gpu_nic *n = comp;
-    if (n->ib) ib_port_for_each_held(n->ib, fn, ctx);
+    held_ctx h = { fn, ctx };
+    if (n->ib) ib_port_for_each_held(n->ib, held_seg, &h);
     for (uint32_t i = 0; i < n->to_gpu.len; i++) fn(n->to_gpu.q[(n->to_gpu.head + i) % n->to_gpu.cap].m, ctx);
 }
 
