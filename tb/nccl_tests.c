@@ -155,6 +155,9 @@ static void nccl_run(sim_test_ctx *c)
         sim_input_error("nccl_tests: topo=%s with nodes=%" PRId64 " gpus=%" PRId64 ": nodes= and gpus= build the dgx-h100 and dgx-a100 presets; "
                         "a JSON file or a generator with arguments describes its nodes itself; allowed: topo=dgx-h100|dgx-a100, or nodes=1 gpus=0",
                         spec, nodes, gpus);
+    if (!strncmp(spec, "dgx-", 4) && strchr(spec, ':'))   /* the prediction reads nodes= and gpus=: they must be the run's */
+        sim_input_error("nccl_tests: topo=%s: give the DGX preset's keys as parameters; allowed: topo=dgx-h100|dgx-a100 nodes=N gpus=G "
+                        "(oversubscription= is not offered here yet)", spec);
     if (mtu & (mtu - 1)) sim_input_error("nccl_tests: mtu=%u; allowed: 256, 512, 1024, 2048, 4096 (the InfiniBand MTUs)", mtu);
     if (nodes == 1) sim_param_not_applicable(p, "mtu", "one node: no network (nodes > 1)");
     if (nodes > 1 && c->transport && c->transport->size > 1)
