@@ -525,6 +525,7 @@ topo *topo_from_string(const char *spec, const char *default_preset, char *err, 
     if (word) return topo_generate(spec, default_preset, err, errlen);
     /* Generators without arguments may be named without the colon. */
     if (!strcmp(spec, "dgx-h100")) return topo_generate("dgx-h100:", default_preset, err, errlen);
+    if (!strcmp(spec, "dgx-a100")) return topo_generate("dgx-a100:", default_preset, err, errlen);
     return topo_from_json_file(spec, default_preset, err, errlen);
 }
 

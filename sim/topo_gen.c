@@ -20,7 +20,10 @@ static const char gen_help[] =
     "host-gpu:gen=G,lanes=L (G 1..6, L 1|2|4|8|16; kinds host and gpu: models/server), "
     "server:gpus=G,nics=N,gen=5,switches=S[,lanes=L] (an HGX-like server: G 1..32 GPUs spread evenly under S 1..16 PCIe switches, "
     "N NICs spread the same way, N 0 or a multiple of S; kinds server_host, pcie_switch, gpu, nic), "
-    "dgx-h100 (8 nvgpu H100s, 4 NVSwitch-3 chips as switches, 18 nvlink4 links per GPU split 5/4/4/5; kind nvgpu: models/collective)";
+    "dgx-h100[:nodes=N[,oversubscription=R]] (8 nvgpu H100s, 4 NVSwitch-3 chips as switches, 18 nvlink4 links per GPU split 5/4/4/5; "
+    "kind nvgpu: models/collective; nodes=N (1..256) joins N of them rail-optimised: one gpu_nic per GPU on pcie-gen5-x16, ib-ndr leaves "
+    "per rail and spines above, non-blocking unless oversubscription=R), dgx-a100[:...] (the same with 8 A100s, 6 NVSwitch-2, 12 nvlink3 per GPU, "
+    "pcie-gen4-x16, ib-hdr)";
 
 const char *topo_generators_help(void) { return gen_help; }
 
@@ -222,30 +225,122 @@ static topo *server(topo *t, const char *args, char *err, size_t errlen)
     return t;
 }
 
-/* dgx-h100 -- one DGX/HGX H100 NVLink domain: gpu0..gpu7 (kind nvgpu, 18
- * ports nvl0..nvl17) and nvs0..nvs3 (kind switch: the NVSwitch-3 chips),
- * every GPU's links split 5/4/4/5 over them in port order (nvl0-4 on nvs0,
- * nvl5-8 on nvs1, nvl9-12 on nvs2, nvl13-17 on nvs3), so port p of every GPU
- * is on the same switch. Links nvlink4 (25 GB/s per direction each) whatever
- * link= says: the preset is the machine's. PCIe and NICs are later steps. */
-static topo *dgx_h100(topo *t, const char *args, char *err, size_t errlen)
+/* dgx-h100 / dgx-a100 -- DGX servers (docs/topology.md, "DGX presets").
+ * nodes=1 (the default): one NVLink domain, gpu0..gpu7 (kind nvgpu) and the
+ * NVSwitch chips nvs0.. (kind switch); every GPU's links spread over the
+ * chips in port order (H100: 18 nvlink4, 5/4/4/5 over 4 NVSwitch-3; A100:
+ * 12 nvlink3, 2 on each of 6 NVSwitch-2), so port p of every GPU is on the
+ * same switch. The links are the machine's whatever link= says.
+ * nodes=N > 1: N such domains named n<i>-gpu<k>, n<i>-nvs<s>, each GPU with
+ * one more port (nvl18 / nvl12: the kind has one port prefix) on a PCIe link
+ * (pcie5-x16 / pcie4-x16) to its own NIC n<i>-nic<k> (kind gpu_nic,
+ * models/network: p0 PCIe, p1 InfiniBand ib-ndr / ib-hdr), and a
+ * rail-optimised two-tier IB fabric: NIC k of every node on a leaf of rail k
+ * (rail k has ceil(N/32) leaves leaf<k>_<j>, 32 nodes each at most), every
+ * leaf linked to every spine spine<s>; a leaf of H nodes has H / R uplinks
+ * (oversubscription=R, default 1: non-blocking), m parallel links to each
+ * of U / m spines, m the largest divisor of U that keeps a spine within 64
+ * ports. No PCIe switch, CPU or host memory: GPU and NIC are joined directly. */
+typedef struct dgx_shape {
+    const char *name, *gpu_link, *pcie, *ib;
+    unsigned n_switches, links_per_gpu;
+    unsigned per_switch[6];
+} dgx_shape;
+
+static const dgx_shape dgx_h100_shape = { "dgx-h100", "nvlink4", "pcie-gen5-x16", "ib-ndr", 4, 18, { 5, 4, 4, 5 } };
+static const dgx_shape dgx_a100_shape = { "dgx-a100", "nvlink3", "pcie-gen4-x16", "ib-hdr", 6, 12, { 2, 2, 2, 2, 2, 2 } };
+
+#define DGX_GPUS 8u
+#define DGX_MAX_NODES 256u          /* 8 rails x 8 leaves of 32 nodes: spines of 64 ports with one link per leaf */
+#define DGX_NODES_PER_LEAF 32u      /* a leaf of 64 ports: 32 down, 32 up at 1:1 */
+
+static void named_link(topo *t, const char *a, const char *b, const char *preset)
 {
-    static const unsigned per_switch[4] = { 5, 4, 4, 5 };
-    if (*args) return topo_fail(t, err, errlen, "dgx-h100: takes no arguments yet ('%.40s'); nodes=N is not modelled yet", args);
+    char lerr[1024];
+    if (topo_add_link(t, a, b, preset, -1, -1, lerr, sizeof lerr) < 0) sim_fatal("generator: %s", lerr);
+}
+
+static unsigned dgx_leaves_per_rail(unsigned nodes) { return (nodes + DGX_NODES_PER_LEAF - 1) / DGX_NODES_PER_LEAF; }
+
+static topo *dgx(topo *t, const dgx_shape *sh, const char *args, char *err, size_t errlen)
+{
+    static const char *const keys[] = { "nodes", "oversubscription", "gpus" };
+    static const char allowed[] = "nodes=N (1..256), oversubscription=R (1, 2, 4, ...: divides the nodes per leaf), gpus=G (1..8 per node)";
+    unsigned v[3] = { 1, 1, DGX_GPUS };
+    bool have[3] = { false, false, false };
+    if (!read_kv(t, sh->name, args, keys, 3, v, have, allowed, err, errlen)) return NULL;
+    unsigned nodes = v[0], over = v[1], G = v[2];
+    if (G < 1 || G > DGX_GPUS) return topo_fail(t, err, errlen, "%s: gpus=%u out of range; allowed: 1..%u per node", sh->name, G, DGX_GPUS);
+    if (G * nodes < 2) return topo_fail(t, err, errlen, "%s: gpus=%u on one node is one GPU; allowed: at least 2 GPUs in all", sh->name, G);
+    if (nodes < 1 || nodes > DGX_MAX_NODES) return topo_fail(t, err, errlen, "%s: nodes=%u out of range; allowed: 1..%u", sh->name, nodes, DGX_MAX_NODES);
     if (!topo_kind_find("nvgpu"))
-        return topo_fail(t, err, errlen, "dgx-h100: kind nvgpu is not registered (collective_register_kinds, models/collective)");
-    snprintf(t->generator, sizeof t->generator, "dgx-h100");
-    for (unsigned g = 0; g < 8; g++) set_level(t, add_node(t, "nvgpu", 18, "gpu%u", g), 0);
-    for (unsigned s = 0; s < 4; s++) set_level(t, add_node(t, "switch", 8 * per_switch[s], "nvs%u", s), 1);
-    char lerr[1024], a[32], b[32];
-    for (unsigned g = 0; g < 8; g++)
-        for (unsigned s = 0, port = 0; s < 4; s++)
-            for (unsigned j = 0; j < per_switch[s]; j++, port++) {
-                snprintf(a, sizeof a, "gpu%u.nvl%u", g, port);
-                snprintf(b, sizeof b, "nvs%u.p%u", s, g * per_switch[s] + j);
-                if (topo_add_link(t, a, b, "nvlink4", -1, -1, lerr, sizeof lerr) < 0) sim_fatal("generator: %s", lerr);
+        return topo_fail(t, err, errlen, "%s: kind nvgpu is not registered (collective_register_kinds, models/collective)", sh->name);
+    unsigned per_leaf = nodes < DGX_NODES_PER_LEAF ? nodes : DGX_NODES_PER_LEAF, L = dgx_leaves_per_rail(nodes);
+    if (nodes > 1) {
+        if (!topo_kind_find("gpu_nic") || !topo_kind_find("ib_switch"))
+            return topo_fail(t, err, errlen, "%s: nodes=%u: kinds gpu_nic and ib_switch are not registered (network_register_kinds, models/network)",
+                             sh->name, nodes);
+        if (over < 1 || per_leaf % over)
+            return topo_fail(t, err, errlen, "%s: oversubscription=%u; allowed: a divisor of the %u nodes per leaf", sh->name, over, per_leaf);
+    } else if (have[1]) {
+        return topo_fail(t, err, errlen, "%s: oversubscription=%u with one node: there is no network; allowed with nodes=2..%u", sh->name, over,
+                         DGX_MAX_NODES);
+    }
+    snprintf(t->generator, sizeof t->generator, "%s", sh->name);
+    bool multi = nodes > 1;
+    char a[64], b[64];
+    /* GPUs first: endpoint index = node x 8 + GPU */
+    for (unsigned i = 0; i < nodes; i++)
+        for (unsigned g = 0; g < G; g++) {
+            char name[32];
+            if (multi) snprintf(name, sizeof name, "n%u-gpu%u", i, g);
+            else snprintf(name, sizeof name, "gpu%u", g);
+            set_level(t, add_node(t, "nvgpu", sh->links_per_gpu + multi, "%s", name), 0);
+        }
+    for (unsigned i = 0; i < nodes; i++)
+        for (unsigned s = 0; s < sh->n_switches; s++) {
+            if (multi) set_level(t, add_node(t, "switch", G * sh->per_switch[s], "n%u-nvs%u", i, s), 1);
+            else set_level(t, add_node(t, "switch", G * sh->per_switch[s], "nvs%u", s), 1);
+        }
+    for (unsigned i = 0; i < nodes; i++)
+        for (unsigned g = 0; g < G; g++)
+            for (unsigned s = 0, port = 0; s < sh->n_switches; s++)
+                for (unsigned j = 0; j < sh->per_switch[s]; j++, port++) {
+                    char pa[8] = "", pb[8] = "";
+                    if (multi) snprintf(pa, sizeof pa, "n%u-", i), snprintf(pb, sizeof pb, "n%u-", i);
+                    snprintf(a, sizeof a, "%sgpu%u.nvl%u", pa, g, port);
+                    snprintf(b, sizeof b, "%snvs%u.p%u", pb, s, g * sh->per_switch[s] + j);
+                    named_link(t, a, b, sh->gpu_link);
+                }
+    if (multi) {
+        unsigned up = per_leaf / over, m = 1;
+        for (unsigned d = 1; d <= up; d++)
+            if (up % d == 0 && G * L * d <= TOPO_MAX_PORTS) m = d;
+        unsigned spines = up / m;
+        for (unsigned i = 0; i < nodes; i++)
+            for (unsigned g = 0; g < G; g++) set_level(t, add_node(t, "gpu_nic", 2, "n%u-nic%u", i, g), 1);
+        for (unsigned r = 0; r < G; r++)
+            for (unsigned j = 0; j < L; j++) set_level(t, add_node(t, "ib_switch", per_leaf + up, "leaf%u_%u", r, j), 2);
+        for (unsigned s = 0; s < spines; s++) set_level(t, add_node(t, "ib_switch", G * L * m, "spine%u", s), 3);
+        for (unsigned i = 0; i < nodes; i++)
+            for (unsigned g = 0; g < G; g++) {
+                snprintf(a, sizeof a, "n%u-gpu%u.nvl%u", i, g, sh->links_per_gpu);
+                snprintf(b, sizeof b, "n%u-nic%u.p0", i, g);
+                named_link(t, a, b, sh->pcie);
+                snprintf(a, sizeof a, "n%u-nic%u.p1", i, g);
+                snprintf(b, sizeof b, "leaf%u_%u.p%u", g, i / DGX_NODES_PER_LEAF, i % DGX_NODES_PER_LEAF);
+                named_link(t, a, b, sh->ib);
             }
-    if (topo_finish(t, err, errlen)) sim_fatal("generator dgx-h100 made a bad graph: %s", err);
+        for (unsigned r = 0; r < G; r++)
+            for (unsigned j = 0; j < L; j++)
+                for (unsigned s = 0; s < spines; s++)
+                    for (unsigned u = 0; u < m; u++) {
+                        snprintf(a, sizeof a, "leaf%u_%u.p%u", r, j, per_leaf + s * m + u);
+                        snprintf(b, sizeof b, "spine%u.p%u", s, (r * L + j) * m + u);
+                        named_link(t, a, b, sh->ib);
+                    }
+    }
+    if (topo_finish(t, err, errlen)) sim_fatal("generator %s made a bad graph: %s", sh->name, err);
     return t;
 }
 
@@ -327,7 +422,8 @@ topo *topo_generate(const char *spec, const char *default_preset, char *err, siz
     if (!t) return NULL;
     if (nlen == 8 && !strncmp(spec, "host-gpu", 8)) return host_gpu(t, args, err, errlen);
     if (nlen == 6 && !strncmp(spec, "server", 6)) return server(t, args, err, errlen);
-    if (nlen == 8 && !strncmp(spec, "dgx-h100", 8)) return dgx_h100(t, args, err, errlen);
+    if (nlen == 8 && !strncmp(spec, "dgx-h100", 8)) return dgx(t, &dgx_h100_shape, args, err, errlen);
+    if (nlen == 8 && !strncmp(spec, "dgx-a100", 8)) return dgx(t, &dgx_a100_shape, args, err, errlen);
     unsigned v[4] = { 0, 0, 0, 1 };
     char sep = !strcmp(name, "leafspine") ? ',' : 'x';
     unsigned want = !strcmp(name, "mesh2d") || !strcmp(name, "torus2d") ? 2

@@ -24,6 +24,7 @@
 #include "models/collective/tuning.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/switch.h"
+#include "models/network/network.h"
 #include "coll_predict.h"
 #include "sim/fabric.h"
 #include "sim/pdes.h"
@@ -35,15 +36,32 @@
 #define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.60-0.67 measured at 64 MiB (Simple) */
 #define MAX_ROWS 128
 #define AUTO_SLACK 1.25              /* proto=all: auto's pick may be this much slower than the fastest measured (an estimate, not a run) */
+#define FC_PERIOD_NS 1e6             /* see the IB configuration below */
+#define IB_SWITCH_PIPELINE_NS 150    /* Quantum-2 NDR port to port (sim/net_presets.c quantum2-ndr) */
+
+/* After a collective over IB: step to an instant when no wire carries a packet (an FC packet may still be on its
+ * way), so the drained check is meaningful; false if none comes within 20 us. */
+static bool fabric_quiet(sim_fabric *f, const topo *t)
+{
+    for (unsigned tries = 0; tries < 1000; tries++) {
+        bool quiet = true;
+        for (uint32_t l = 0; quiet && l < t->n_links; l++)
+            for (unsigned d = 0; d < 2; d++) quiet = quiet && sim_link_in_flight(sim_fabric_link(f, l, d)) == 0;
+        if (quiet) return true;
+        sim_fabric_run(f, sim_now(sim_fabric_kernel(f)) + SIM_NS(20));
+    }
+    return false;
+}
 
 static const sim_param_def nccl_params[] = {
     SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES,
                    "the collective (nccl-tests: all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf, reduce_perf, "
                    "alltoall_perf, sendrecv_perf)"),
     SIM_PARAM_INT("root", "0", "", 0, 1023, "broadcast, reduce: the root rank (nccl-tests -r)"),
-    SIM_PARAM_STRING("topo", "dgx-h100", "topology: dgx-h100 (8 H100, 4 NVSwitch) or a JSON file of nvgpu and switch nodes"),
-    SIM_PARAM_INT("nodes", "1", "", 1, 1024, "servers joined by a network (only 1: multi-node is not modelled yet)"),
-    SIM_PARAM_INT("gpus", "0", "", 0, 64, "ranks per node (0: every GPU of the topology; fewer is not modelled yet)"),
+    SIM_PARAM_STRING("topo", "dgx-h100", "topology: dgx-h100 (8 H100, 4 NVSwitch), dgx-a100 (8 A100, 6 NVSwitch) or a JSON file of nvgpu and switch nodes"),
+    SIM_PARAM_INT("nodes", "1", "", 1, 256, "servers of the dgx-* preset joined rail-optimised by InfiniBand (builds <topo>:nodes=N)"),
+    SIM_PARAM_INT("gpus", "0", "", 0, 8, "ranks per node (0: all 8; k: the first k GPUs of every node, with their NICs)"),
+    SIM_PARAM_INT("mtu", "4096", "bytes", 256, 4096, "InfiniBand MTU of the GPUs' NICs (256, 512, 1024, 2048, 4096; nodes > 1)"),
     SIM_PARAM_STRING("minbytes", "8", "smallest size (bytes; K, M, G suffixes as nccl-tests -b)"),
     SIM_PARAM_STRING("maxbytes", "256M", "largest size (nccl-tests -e)"),
     SIM_PARAM_INT("stepfactor", "2", "", 2, 1024, "size multiplier between rows (nccl-tests -f)"),
@@ -155,7 +173,25 @@ static void nccl_run(sim_test_ctx *c)
     nvgpu_cfg gc = NVGPU_CFG_DEFAULT;
     unsigned burst = (unsigned)sim_param_int(p, "burst_pkts");
     gc.reduce_GBps = sim_param_double(p, "reduce_GBps");
-    if (nodes != 1) sim_input_error("nccl_tests: nodes=%" PRId64 ": multi-node is not modelled yet; allowed: 1", nodes);
+    unsigned mtu = (unsigned)sim_param_int(p, "mtu");
+    bool preset = !strcmp(spec, "dgx-h100") || !strcmp(spec, "dgx-a100");
+    if (!preset && (nodes != 1 || gpus))
+        sim_input_error("nccl_tests: topo=%s with nodes=%" PRId64 " gpus=%" PRId64 ": nodes= and gpus= build the dgx-h100 and dgx-a100 presets; "
+                        "a JSON file or a generator with arguments describes its nodes itself; allowed: topo=dgx-h100|dgx-a100, or nodes=1 gpus=0",
+                        spec, nodes, gpus);
+    if (!strncmp(spec, "dgx-", 4) && strchr(spec, ':'))   /* the prediction reads nodes= and gpus=: they must be the run's */
+        sim_input_error("nccl_tests: topo=%s: give the DGX preset's keys as parameters; allowed: topo=dgx-h100|dgx-a100 nodes=N gpus=G "
+                        "(oversubscription= is not offered here yet)", spec);
+    if (mtu & (mtu - 1)) sim_input_error("nccl_tests: mtu=%u; allowed: 256, 512, 1024, 2048, 4096 (the InfiniBand MTUs)", mtu);
+    if (nodes == 1) sim_param_not_applicable(p, "mtu", "one node: no network (nodes > 1)");
+    if (nodes > 1 && c->transport && c->transport->size > 1)
+        sim_input_error("nccl_tests: nodes=%" PRId64 ": the GPUs' NICs run in one process only; allowed over ranks: nodes=1", nodes);
+    char spec_buf[96];
+    if (preset && (nodes != 1 || gpus)) {
+        snprintf(spec_buf, sizeof spec_buf, "%s:nodes=%" PRId64, spec, nodes);
+        if (gpus) snprintf(spec_buf + strlen(spec_buf), sizeof spec_buf - strlen(spec_buf), ",gpus=%" PRId64, gpus);
+        spec = spec_buf;
+    }
     if (op == COLL_SENDRECV) sim_param_not_applicable(p, "algo", "sendrecv is point-to-point (no NCCL algorithm)");
     if (op == COLL_ALLTOALL && sim_param_given(p, "algo") && strcmp(algo, "direct"))
         sim_input_error("nccl_tests: algo=%s with op=alltoall; allowed: direct (every rank to every peer at once, NCCL's p2p)", algo);
@@ -163,6 +199,9 @@ static void nccl_run(sim_test_ctx *c)
         sim_input_error("nccl_tests: algo=direct with op=%s: direct is alltoall's; allowed: ring, tree, all", coll_op_name(op));
     if (p2p) algo = "ring";   /* one run: the p2p engine (labelled direct / p2p) */
     const char *p2p_label = op == COLL_ALLTOALL ? "direct" : "p2p";
+    if (p2p && nodes > 1)
+        sim_input_error("nccl_tests: op=%s with nodes=%" PRId64 ": the point-to-point ops run inside one NVLink domain yet; allowed: nodes=1",
+                        coll_op_name(op), nodes);
     bool all = !strcmp(algo, "all"), run_ring = all || !strcmp(algo, "ring"), run_tree = all || !strcmp(algo, "tree");
     if (!run_ring && !run_tree) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, all", algo);
     if (run_tree && op != COLL_ALL_REDUCE)
@@ -210,12 +249,24 @@ static void nccl_run(sim_test_ctx *c)
     cc.transport = tr;
     fabric_register_kinds();
     collective_register_kinds();
+    network_register_kinds();
     topo *t = topo_from_string_or_exit(spec, "nvlink4");
     sim_test_configured(c);
 
     fabric_switch_cfg sc = FABRIC_SWITCH_CFG_DEFAULT;
+    /* IB: periodic flow-control packets every FC_PERIOD_NS instead of the IBA bound (~1.2 us at NDR): nothing
+     * is lost on these links, FC on free advertises every freed block, and a fabric never quiet could not be
+     * checked drained after each collective */
+    gpu_nic_cfg nc;
+    gpu_nic_cfg_default(&nc);
+    nc.mtu_bytes = mtu;
+    nc.port.fc_period_ns = FC_PERIOD_NS;
+    ib_switch_cfg isc;
+    ib_port_cfg_default(&isc.port, 2, 65536);
+    isc.port.fc_period_ns = FC_PERIOD_NS;
+    isc.pipeline_ns = IB_SWITCH_PIPELINE_NS;
     sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = c->trace, .seed = c->seed,
-                          .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
+                          .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc }, { "gpu_nic", &nc }, { "ib_switch", &isc } } };
     char err[1024], why[1024];
     uint32_t *node_part = NULL;
     if (tr) {   /* one system over the ranks: each runs its part (docs/parallel.md) */
@@ -230,11 +281,10 @@ static void nccl_run(sim_test_ctx *c)
     coll_comm *cm = coll_comm_new(f, &cc, err, sizeof err);
     if (!cm) sim_input_error("nccl_tests: topo=%s: %s", spec, err);   /* (names a root beyond the ranks too) */
     unsigned n = coll_comm_ranks(cm);
-    if (gpus && (unsigned)gpus != n) sim_input_error("nccl_tests: gpus=%" PRId64 ": fewer ranks than GPUs is not modelled yet; allowed: 0 or %u", gpus, n);
 
     /* the independent prediction, from the configuration: per GPU, the NVLinks its channels use, at their goodput */
     nvgpu *g0 = sim_fabric_component(f, t->endpoint_node[0]);
-    unsigned ports = nvgpu_ports(g0), chans = coll_comm_channels(cm), used = chans < ports ? chans : ports;
+    unsigned ports = nvgpu_nvlink_ports(g0), chans = coll_comm_channels(cm), used = chans < ports ? chans : ports;
     const topo_link *l0 = &t->links[t->nodes[nvgpu_node(g0)].port_link[0]];   /* the topology's: g0 may be another rank's */
     double goodput_link = l0->GBps * 128.0 / (128.0 + l0->overhead_bytes);
     double bound = ports * goodput_link;   /* every link of a GPU busy with full packets */
@@ -246,11 +296,37 @@ static void nccl_run(sim_test_ctx *c)
     char pred_why[512];
     if (isinf(reduce_limit)) snprintf(pred_why, sizeof pred_why, "%u links x %.2f GB/s goodput (nothing reduced)", used, goodput_link);
     else snprintf(pred_why, sizeof pred_why, "min(%u links x %.2f GB/s goodput, reduction limit %.0f GB/s)", used, goodput_link, reduce_limit);
+    double bis_bound = INFINITY;
     if (op == COLL_ALLTOALL) {   /* and the bisection: half the ranks send nS/4 to the other half across it */
         double bis = coll_predict_alltoall_bisection_busbw(t, n, l0->overhead_bytes, err, sizeof err);
         if (bis < 0) sim_input_error("nccl_tests: topo=%s: %s", spec, err);
         if (bis < predicted) predicted = bis;
+        bis_bound = bis;
         snprintf(pred_why, sizeof pred_why, "min(%u links x %.2f GB/s goodput, NVSwitch bisection bound %.1f GB/s)", used, goodput_link, bis);
+    }
+    /* across nodes: every channel's ring leaves each node once, through one GPU's NIC (ring_order.c's rule, from
+     * the configuration): the NIC carrying most channels, at min(IB, PCIe) goodput, bounds busbw at C / k_max of it */
+    double nic_goodput = 0, nic_bound = INFINITY;
+    unsigned nic_kmax = 0, G = n / (unsigned)nodes;
+    if (nodes > 1) {
+        uint32_t gnode = nvgpu_node(g0);
+        const topo_link *pl = &t->links[t->nodes[gnode].port_link[nvgpu_nic_port(g0)]];
+        uint32_t nic = pl->a == gnode ? pl->b : pl->a;
+        const topo_link *il = &t->links[t->nodes[nic].port_link[1]];
+        double ib_goodput = il->GBps * mtu / (mtu + il->overhead_bytes);
+        double pcie_goodput = pl->GBps * 128.0 / (128.0 + pl->overhead_bytes);
+        nic_goodput = ib_goodput < pcie_goodput ? ib_goodput : pcie_goodput;
+        for (unsigned par = 0; par < 2; par++) {   /* even nodes leave on rail b = a - 1, odd ones on rail a = ch mod G */
+            unsigned k8[8] = { 0 };
+            for (unsigned ch = 0; ch < chans; ch++) {
+                unsigned rail = par ? ch % G : (ch % G + G - 1) % G;
+                if (++k8[rail] > nic_kmax) nic_kmax = k8[rail];
+            }
+        }
+        nic_bound = (double)chans / nic_kmax * nic_goodput;
+        if (nic_bound < predicted) predicted = nic_bound;
+        size_t lw = strlen(pred_why);
+        snprintf(pred_why + lw, sizeof pred_why - lw, ", NIC bound %.2f GB/s", nic_bound);
     }
     char tree_why[256] = "";
     double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
@@ -258,7 +334,9 @@ static void nccl_run(sim_test_ctx *c)
     double pred_ring[COLL_PROTOS], pred_tree[COLL_PROTOS];
     for (unsigned q = 0; q < COLL_PROTOS; q++) {
         double eff = coll_proto_efficiency((enum coll_proto)q);
-        pred_ring[q] = used * goodput_link * eff < predicted ? used * goodput_link * eff : predicted;   /* predicted: the reduction, the bisection */
+        /* the wire bounds (links, bisection, NICs) carry the protocol's share of data; the reduction unit does not care */
+        double wire = fmin(used * goodput_link, fmin(bis_bound, nic_bound)) * eff;
+        pred_ring[q] = wire < reduce_limit ? wire : reduce_limit;
         char w[256];
         pred_tree[q] = run_tree ? coll_predict_tree_busbw(cm, goodput_link * eff, gc.reduce_GBps, w, sizeof w) : 0;
     }
@@ -292,8 +370,8 @@ static void nccl_run(sim_test_ctx *c)
                    "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
                    coll_proto_name(sprotos[a]), coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
         else
-            printf("# nccl_tests: %s, %u ranks on %s, %s, proto %s, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
-                   coll_op_name(op), n, spec,
+            printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, %s, proto %s, %u channels, chunk %u B, burst %u packets (out-of-place)\n",
+                   coll_op_name(op), n, (unsigned)nodes, spec,
                    op == COLL_ALLTOALL ? "direct (p2p to every peer at once)" : op == COLL_SENDRECV ? "p2p (to r+1, from r-1)"
                    : coll_op_has_root(op) ? "ring (a pipelined chain from the root)" : "ring",
                    coll_proto_name(sprotos[a]), chans, cc.chunk_bytes, gc.burst_pkts);
@@ -310,6 +388,7 @@ static void nccl_run(sim_test_ctx *c)
         coll_comm_set_check(cm, check && count * esize <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
             int bad = tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
+            if (!bad && nodes > 1 && !fabric_quiet(f, t)) bad = 1, snprintf(why, sizeof why, "the links never went quiet within 20 us");
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
             if (bad) {
                 if (conserved) snprintf(cons_why, sizeof cons_why, "%s size %" PRIu64 ": %s", algos[a], size, why);
@@ -379,6 +458,12 @@ static void nccl_run(sim_test_ctx *c)
     sim_report_metric(c->report, "channels", chans);
     sim_report_metric(c->report, "burst_pkts", gc.burst_pkts);
     sim_report_metric(c->report, "nvlink_goodput_GBps_per_gpu", bound);
+    sim_report_metric(c->report, "nodes", (double)nodes);
+    if (nodes > 1) {
+        sim_report_metric(c->report, "nic_goodput_GBps", nic_goodput);
+        sim_report_metric(c->report, "nic_bound_busbw_GBps", nic_bound);
+        sim_report_metric(c->report, "mtu_bytes", mtu);
+    }
     if (run_ring) sim_report_metric(c->report, "predicted_busbw_GBps", predicted);
     for (unsigned q = 0; q < COLL_PROTOS; q++) {   /* the per-protocol predictions the rows are held to */
         char name[64];
@@ -392,6 +477,20 @@ static void nccl_run(sim_test_ctx *c)
         sim_report_metric(c->report, "tree_channels", coll_tree_channels(cm));
         sim_report_metric(c->report, "tree_predicted_busbw_GBps", tree_pred);
     }
+    /* the packets the run moved (for make bench's pkts_per_s): every GPU's packets (a burst counts each of its
+     * 128-byte packets), its simulated messages, and the NICs' InfiniBand data packets */
+    uint64_t gpu_pkts = 0, gpu_msgs = 0, ib_pkts = 0;
+    for (uint32_t i = 0; i < t->n_nodes; i++) {   /* after sim_fabric_gather rank 0's replicas hold their owners' counters */
+        if (!strcmp(t->nodes[i].kind->name, "nvgpu")) {
+            nvgpu_stats gs = nvgpu_stats_get(sim_fabric_component(f, i));
+            gpu_pkts += gs.pkts_sent, gpu_msgs += gs.msgs_sent;
+        } else if (!strcmp(t->nodes[i].kind->name, "gpu_nic")) {
+            ib_pkts += gpu_nic_stats_get(sim_fabric_component(f, i)).pkts_made;
+        }
+    }
+    sim_report_metric(c->report, "gpu_pkts", (double)gpu_pkts);
+    sim_report_metric(c->report, "gpu_msgs", (double)gpu_msgs);
+    sim_report_metric(c->report, "ib_pkts", (double)ib_pkts);
     char busiest[256];
     sim_report_metric(c->report, "max_link_util", sim_fabric_max_link_util(f, busiest, sizeof busiest));
     sim_report_metric_json(c->report, "busiest_link", cJSON_CreateString(busiest));
@@ -423,6 +522,7 @@ static void nccl_run(sim_test_ctx *c)
     double lo_ratio = INFINITY, tlo_ratio = INFINITY;
     for (unsigned i = 0; i < nrows; i++)
         if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
+            if (nodes > 1) continue;   /* the tree's prediction is NVLink-only: across nodes it is not predicted yet */
             double ratio = rows[i].busbw / rows[i].predicted;
             tlarge++;
             tinband += ratio >= TREE_BAND_LOW && ratio <= 1.0001;
@@ -455,10 +555,18 @@ static void nccl_run(sim_test_ctx *c)
         }
     sim_report_metric(c->report, "link_bytes_min_over_max", max_b ? (double)min_b / (double)max_b : 0);
     /* (a chain leaves its last link idle: root-1 sends the root nothing) */
-    if (chans % ports == 0 && nrows && !run_tree && !coll_op_has_root(op))
+    if (chans % ports == 0 && nrows && !run_tree && !coll_op_has_root(op) && nodes == 1)
         sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
+    if (nodes > 1) {
+        double ring_peak = 0;
+        for (unsigned i = 0; i < nrows; i++)
+            if (!strcmp(rows[i].algo, "ring") && rows[i].busbw > ring_peak) ring_peak = rows[i].busbw;
+        sim_check(c->report, "busbw_within_nic_goodput", ring_peak <= nic_bound * 1.0001,
+                  "ring peak busbw %.2f GB/s <= %u channels / %u on the busiest NIC x %.2f GB/s NIC goodput (min of IB %u-byte MTU "
+                  "packets and PCIe 128-byte TLPs) = %.2f GB/s", ring_peak, chans, nic_kmax, nic_goodput, mtu, nic_bound);
+    }
     if (all_protos) {
         /* auto's estimate against the runs: per algorithm and size, the protocol coll_tune_proto picks must be
          * (about) the fastest of the three measured */

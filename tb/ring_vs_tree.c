@@ -133,7 +133,7 @@ static void rvt_run(sim_test_ctx *c)
         unsigned height = coll_predict_tree_height(cm), first = npts;
         char tree_why[256];
         double tree_bw = coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why);
-        unsigned ports = nvgpu_ports(sim_fabric_component(f, t->endpoint_node[0]));
+        unsigned ports = nvgpu_nvlink_ports(sim_fabric_component(f, t->endpoint_node[0]));
         double ring_bw = (coll_comm_channels(cm) < ports ? coll_comm_channels(cm) : ports) * goodput_link;
         for (uint64_t size = lo; size <= hi && npts - first < MAX_SIZES; size *= step) {
             uint64_t count = size / sizeof(float);

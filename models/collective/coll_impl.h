@@ -6,7 +6,7 @@
 #include "models/collective/collective.h"
 #include "models/collective/proto.h"
 
-#define COLL_MAX_RANKS 64
+#define COLL_MAX_RANKS 4096   /* a limit on input, not an array size: ranks are allocated */
 #define COLL_MAX_CHANNELS 64
 #define COLL_MAX_SLOTS 64
 #define COLL_STEP_MIN_PS 1000000ull   /* coll_run checks for the end at least 1 us apart */
@@ -44,6 +44,10 @@ typedef struct ring_chan {
     /* items this rank sends and receives: both `items` on the ring; on a
      * chain (broadcast, reduce) the first rank only sends, the last only receives */
     uint64_t send_items, recv_items;
+    /* the channel's ring (ring_order.c): this rank's neighbours in it, and the port acks to prev leave by
+     * (port, above, is the one data to next leaves by: an NVLink, or the NIC's port when next is on another node) */
+    unsigned next_r, prev_r, ack_port;
+    uint32_t next_ep, prev_ep;
 } ring_chan;
 
 struct coll_rank {
@@ -63,7 +67,7 @@ struct coll_comm {
     sim_kernel *k;
     coll_cfg cfg;
     unsigned n, channels;
-    coll_rank rank[COLL_MAX_RANKS];
+    coll_rank *rank;               /* n of them */
     /* the run in progress */
     enum coll_op op;
     uint64_t count, chunk_elems;
@@ -73,15 +77,18 @@ struct coll_comm {
     bool injected;                 /* the seeded bug struck this run */
     /* nodes (coll_nodes.c) */
     unsigned n_nodes;
-    unsigned rank_node[COLL_MAX_RANKS];
+    unsigned *rank_node;           /* n of them */
     struct tree_state *tree;       /* tree.c's, made at its first run */
-    unsigned chain_first;          /* broadcast, reduce: the chain's first rank (the root; the root's next) */
     struct p2p_state *p2p;         /* ops.c's (alltoall, sendrecv), made at its first run */
     /* the run's protocol (cfg.proto, or auto's choice) and element type */
     enum coll_proto proto;
     const coll_proto_def *pd;
     enum coll_dtype dtype;
     unsigned elem_bytes;
+    /* ring_order.c: channel ch's ring is ring_order[ch * n + 0 .. n-1]; ring_pos the inverse */
+    unsigned *ring_order, *ring_pos;
+    unsigned ring_nodes;           /* NVLink domains the rings cross (1: one node) */
+    unsigned *rank_domain;         /* rank -> its NVLink domain (the topology's, whatever gpus_per_node says) */
 };
 
 /* coll_nodes.c: fills n_nodes and rank_node; -1 with err on a bad gpus_per_node. */
@@ -117,6 +124,11 @@ uint64_t coll_p2p_rank_bytes_received(const coll_comm *c, unsigned r);
 
 /* tuning.c: the run's protocol (cfg.proto, or auto's choice for this algorithm, c->op and count) into c->proto, c->pd */
 void coll_set_run_proto(coll_comm *c, bool tree, uint64_t count);
+
+/* ring_order.c: the rings of every channel (rail-optimised across nodes) and their ports; -1 with err. */
+int coll_ring_setup(coll_comm *c, char *err, size_t errlen);
+/* The block rank r sends at step s in channel ch's ring (coll_block through the ring's order). */
+unsigned coll_ring_block(const coll_comm *c, unsigned ch, unsigned r, unsigned s);
 
 /* ring.c */
 void ring_chan_start(ring_chan *rc);

@@ -44,7 +44,8 @@ int coll_nodes_group(coll_comm *c, char *err, size_t errlen)
         up[find(up, lk->a)] = find(up, lk->b);
     }
     /* number the components by their first rank */
-    uint32_t root_of[COLL_MAX_RANKS];
+    uint32_t *root_of = malloc(c->n * sizeof *root_of);
+    if (!root_of) sim_fatal("coll_nodes_group: out of memory");
     c->n_nodes = 0;
     for (unsigned r = 0; r < c->n; r++) {
         uint32_t root = find(up, nvgpu_node(c->rank[r].g));
@@ -53,6 +54,7 @@ int coll_nodes_group(coll_comm *c, char *err, size_t errlen)
         if (k == c->n_nodes) root_of[c->n_nodes++] = root;
         c->rank_node[r] = k;
     }
+    free(root_of);
     free(up);
     return 0;
 }

@@ -86,10 +86,15 @@ coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t e
     c->f = f;
     c->k = sim_fabric_kernel(f);
     c->cfg = *cfg;
+    unsigned gpus = 0;
+    for (uint32_t e = 0; e < t->n_endpoints; e++) gpus += !strcmp(t->nodes[t->endpoint_node[e]].kind->name, "nvgpu");
+    if (gpus > COLL_MAX_RANKS) { snprintf(err, errlen, "%u GPUs; allowed: up to %d ranks", gpus, COLL_MAX_RANKS); goto fail; }
+    c->rank = calloc(gpus ? gpus : 1, sizeof *c->rank);
+    c->rank_node = calloc(gpus ? gpus : 1, sizeof *c->rank_node);
+    if (!c->rank || !c->rank_node) sim_fatal("coll_comm_new: out of memory");
     for (uint32_t e = 0; e < t->n_endpoints; e++) {
         uint32_t node = t->endpoint_node[e];
         if (strcmp(t->nodes[node].kind->name, "nvgpu")) continue;
-        if (c->n == COLL_MAX_RANKS) { snprintf(err, errlen, "more than %d GPUs; allowed: up to %d ranks", COLL_MAX_RANKS, COLL_MAX_RANKS); goto fail; }
         c->rank[c->n].g = sim_fabric_component(f, node);
         c->rank[c->n].r = c->n;
         c->rank[c->n].local = sim_fabric_node_local(f, node);
@@ -101,14 +106,24 @@ coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t e
         goto fail;
     }
     if (c->n < 2) { snprintf(err, errlen, "%u nvgpu node(s); a communicator needs at least 2 GPUs (kind nvgpu)", c->n); goto fail; }
-    unsigned ports = nvgpu_ports(c->rank[0].g);
+    unsigned ports = nvgpu_nvlink_ports(c->rank[0].g);
     for (unsigned r = 0; r < c->n; r++)
-        if (nvgpu_ports(c->rank[r].g) != ports) {
+        if (nvgpu_nvlink_ports(c->rank[r].g) != ports) {
             snprintf(err, errlen, "GPU ranks 0 and %u have %u and %u NVLink ports; allowed: the same on every GPU", r, ports,
-                     nvgpu_ports(c->rank[r].g));
+                     nvgpu_nvlink_ports(c->rank[r].g));
             goto fail;
         }
-    c->channels = cfg->channels ? cfg->channels : ports;
+    /* the NVLink domains (the topology's, whatever gpus_per_node says: that shapes the tree only) */
+    c->cfg.gpus_per_node = 0;
+    if (coll_nodes_group(c, err, errlen)) goto fail;
+    c->cfg.gpus_per_node = cfg->gpus_per_node;
+    c->rank_domain = malloc(c->n * sizeof *c->rank_domain);
+    if (!c->rank_domain) sim_fatal("coll_comm_new: out of memory");
+    memcpy(c->rank_domain, c->rank_node, c->n * sizeof *c->rank_domain);
+    /* channels: one per NVLink port; across nodes the largest multiple of the GPUs per node up to that, so
+     * every NIC carries the same number of rings (ring_order.c) */
+    unsigned per_node = c->n_nodes > 1 && c->n % c->n_nodes == 0 ? c->n / c->n_nodes : 0;
+    c->channels = cfg->channels ? cfg->channels : per_node && per_node <= ports ? ports / per_node * per_node : ports;
     if (cfg->root >= c->n) { snprintf(err, errlen, "root=%u; allowed 0..%u (the ranks)", cfg->root, c->n - 1); goto fail; }
     if (c->channels > COLL_MAX_CHANNELS) { snprintf(err, errlen, "channels=%u; allowed 1..%d", c->channels, COLL_MAX_CHANNELS); goto fail; }
     if (cfg->slots < 1 || cfg->slots > COLL_MAX_SLOTS) { snprintf(err, errlen, "slots=%u; allowed 1..%d", cfg->slots, COLL_MAX_SLOTS); goto fail; }
@@ -125,25 +140,34 @@ coll_comm *coll_comm_new(sim_fabric *f, const coll_cfg *cfg, char *err, size_t e
         rk->next_ep = nvgpu_endpoint(c->rank[next].g);
         rk->prev_ep = nvgpu_endpoint(c->rank[prev].g);
         for (unsigned ch = 0; ch < c->channels; ch++) {
-            ring_chan *rc = &rk->ch[ch];
-            rc->rk = rk;
-            rc->ch = ch;
-            rc->port = ch % ports;   /* channel ch on NVLink ch mod ports at every rank: all links carry rings */
-            rc->data_flow = coll_pick_flow(c, r, next, rc->port, ch, COLL_MSG_DATA);
-            rc->ack_flow = coll_pick_flow(c, r, prev, rc->port, ch, COLL_MSG_ACK);
+            rk->ch[ch].rk = rk;
+            rk->ch[ch].ch = ch;
         }
         nvgpu_set_handlers(rk->g, ring_on_recv, ring_on_sent, ring_on_reduced, rk);
     }
+    if (coll_ring_setup(c, err, errlen)) goto fail;
     if (coll_nodes_group(c, err, errlen)) goto fail;
     return c;
 fail:
+    free(c->rank);
+    free(c->rank_node);
+    free(c->ring_order);
+    free(c->ring_pos);
+    free(c->rank_domain);
     free(c);
     return NULL;
 }
 
 void coll_comm_free(coll_comm *c)
 {
-    if (c) coll_tree_free(c), coll_p2p_free(c);
+    if (!c) return;
+    coll_tree_free(c);
+    coll_p2p_free(c);
+    free(c->rank);
+    free(c->rank_node);
+    free(c->ring_order);
+    free(c->ring_pos);
+    free(c->rank_domain);
     free(c);
 }
 unsigned coll_comm_ranks(const coll_comm *c) { return c->n; }
@@ -192,7 +216,7 @@ bool coll_step_reduces(const coll_comm *c, unsigned s)
 void coll_item_range(const coll_comm *c, unsigned sender, unsigned ch, uint64_t i, uint64_t *off, uint64_t *len)
 {
     if (op_chain(c->op)) coll_span_range(c, 0, c->count, ch, i, off, len);
-    else coll_range(c, coll_block(c, sender, (unsigned)(i % c->steps)), ch, i / c->steps, off, len);
+    else coll_range(c, coll_ring_block(c, ch, sender, (unsigned)(i % c->steps)), ch, i / c->steps, off, len);
 }
 
 /* Ring: send (k, s > 0) forwards the receive (k, s-1), item i-1. Chain: a rank that receives forwards item i. */
@@ -329,7 +353,6 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
     coll_set_run_proto(c, false, count);
     c->chunk_elems = coll_proto_slot_bytes(c->proto, c->cfg.chunk_bytes, c->elem_bytes) / c->elem_bytes;
     c->steps = op_chain(op) ? 1 : op_rules[op].steps_n1 * (c->n - 1);
-    c->chain_first = (c->cfg.root + op_rules[op].chain_from) % c->n;
     c->carry = c->cfg.check;
     c->ranks_done = 0;
     c->injected = false;
@@ -348,15 +371,18 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
         rk->done_ps = 0;
         for (unsigned ch = 0; ch < c->channels; ch++) {
             ring_chan *rc = &rk->ch[ch];
-            unsigned port = rc->port;
-            uint64_t df = rc->data_flow, af = rc->ack_flow;
+            ring_chan keep = *rc;   /* the ring's shape (coll_ring_setup) stays; the run's state starts afresh */
             memset(rc, 0, sizeof *rc);
-            rc->rk = rk, rc->ch = ch, rc->port = port, rc->data_flow = df, rc->ack_flow = af;
+            rc->rk = rk, rc->ch = ch, rc->port = keep.port, rc->data_flow = keep.data_flow, rc->ack_flow = keep.ack_flow;
+            rc->next_r = keep.next_r, rc->prev_r = keep.prev_r, rc->ack_port = keep.ack_port;
+            rc->next_ep = keep.next_ep, rc->prev_ep = keep.prev_ep;
             rc->chunks = chunks[ch];
             rc->items = chunks[ch] * c->steps;
             rc->credits = c->cfg.slots;
-            /* a chain: its first rank only sends, its last (the one before the first) only receives */
-            unsigned pos = (r + c->n - c->chain_first) % c->n;
+            /* a chain along the channel's ring: its first rank only sends, its last (the one before the first) only receives */
+            const unsigned *pos_of = c->ring_pos + (size_t)ch * c->n;
+            unsigned first = c->ring_order[(size_t)ch * c->n + (pos_of[c->cfg.root] + op_rules[op].chain_from) % c->n];
+            unsigned pos = (pos_of[r] + c->n - pos_of[first]) % c->n;
             rc->send_items = !op_chain(op) || pos < c->n - 1 ? rc->items : 0;
             rc->recv_items = !op_chain(op) || pos > 0 ? rc->items : 0;
         }
@@ -379,7 +405,6 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
     sim_time_ps end = t0;
     for (unsigned r = 0; r < c->n && !rc_status; r++) {
         coll_rank *rk = &c->rank[r];
-        coll_rank *next = &c->rank[(r + 1) % c->n];
         if (rk->chans_done != c->channels) {
             snprintf(why, why_n, "rank %u: %u of %u channels finished (deadlock?)", r, rk->chans_done, c->channels);
             rc_status = -1;
@@ -387,7 +412,7 @@ int coll_run(coll_comm *c, enum coll_op op, uint64_t count, coll_result *res, ch
         }
         if (rk->done_ps > end) end = rk->done_ps;
         for (unsigned ch = 0; ch < c->channels; ch++) {
-            const ring_chan *rc = &rk->ch[ch], *nc = &next->ch[ch];
+            const ring_chan *rc = &rk->ch[ch], *nc = &c->rank[rc->next_r].ch[ch];   /* its ring's next */
             res->data_bytes_sent += rc->data_bytes_sent;
             res->flags_sent += rc->flags_sent;
             res->acks_sent += rc->acks_sent;

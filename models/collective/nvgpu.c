@@ -34,6 +34,8 @@ struct nvgpu {
     sim_pkt_pool pool;
     unsigned nports;               /* ports of the node; connected ones are 0..n_connected-1 */
     unsigned n_connected;
+    unsigned n_nvlink;             /* ports 0..n_nvlink-1 are NVLinks */
+    int nic_port;                  /* the PCIe port to its NIC, or -1 */
     nvgpu_portq port[NVGPU_MAX_PORTS];
     sim_time_ps unit_free_ps;      /* reduction unit: when its last job ends */
     uint64_t unit_jobs;            /* jobs queued or running */
@@ -225,7 +227,17 @@ static void *g_build(sim_fabric *f, uint32_t node, char *why, size_t why_n)
             snprintf(why, why_n, "port nvl%u is not connected; an nvgpu's links take ports nvl0..nvl%u in order", p, n->nports - 1);
             return NULL;
         }
+    /* NVLinks first, then at most one other link: the PCIe link to its NIC */
+    unsigned nvl = 0;
+    while (nvl < n->nports && t->links[n->port_link[nvl]].preset && !strncmp(t->links[n->port_link[nvl]].preset->name, "nvlink", 6)) nvl++;
+    if (nvl && n->nports - nvl > 1) {
+        snprintf(why, why_n, "ports nvl%u..nvl%u are not NVLinks; allowed: NVLink ports first, then at most one PCIe port to its NIC", nvl,
+                 n->nports - 1);
+        return NULL;
+    }
     nvgpu *g = calloc(1, sizeof *g);
+    g->n_nvlink = nvl ? nvl : n->nports;   /* a file of nvgpus on plain links: every port is the GPU's link */
+    g->nic_port = nvl && nvl < n->nports ? (int)nvl : -1;
     g->f = f;
     g->k = sim_fabric_node_kernel(f, node);
     g->node = node;
@@ -319,6 +331,8 @@ uint32_t nvgpu_node(const nvgpu *g) { return g->node; }
 unsigned nvgpu_ports(const nvgpu *g) { return g->nports; }   /* the build refuses an unconnected port */
 const sim_fabric_port *nvgpu_port(const nvgpu *g, unsigned port) { return port < g->n_connected ? &g->port[port].fp : NULL; }
 sim_kernel *nvgpu_kernel(const nvgpu *g) { return g->k; }
+unsigned nvgpu_nvlink_ports(const nvgpu *g) { return g->n_nvlink; }
+int nvgpu_nic_port(const nvgpu *g) { return g->nic_port; }
 nvgpu_stats nvgpu_stats_get(const nvgpu *g) { return g->st; }
 
 void nvgpu_register(void)

@@ -41,7 +41,14 @@ void nvgpu_register(void);
 void nvgpu_set_handlers(nvgpu *g, nvgpu_recv_fn recv, nvgpu_sent_fn sent, nvgpu_done_fn done, void *ctx);
 uint32_t nvgpu_endpoint(const nvgpu *g);
 uint32_t nvgpu_node(const nvgpu *g);
-unsigned nvgpu_ports(const nvgpu *g);            /* NVLink ports (all connected: 0..n-1), on replicas too */
+unsigned nvgpu_ports(const nvgpu *g);            /* ports (all connected: 0..n-1), on replicas too */
+/* Its NVLink ports (preset nvlink*): 0..nvgpu_nvlink_ports-1. A port after
+ * them (a multi-node dgx-* GPU's nvl18) is the PCIe link to its own NIC:
+ * nvgpu_nic_port, -1 when it has none. Messages to a GPU of another node go
+ * there; they are packetised as on any port (128-byte payloads plus the
+ * link's per-packet overhead: PCIe TLP framing and header). */
+unsigned nvgpu_nvlink_ports(const nvgpu *g);
+int nvgpu_nic_port(const nvgpu *g);
 /* A port as connected; NULL on another rank's replica (never connected: use the topology). */
 const sim_fabric_port *nvgpu_port(const nvgpu *g, unsigned port);
 sim_kernel *nvgpu_kernel(const nvgpu *g);

@@ -69,7 +69,7 @@ static struct p2p_state *p2p_state_new(coll_comm *c)
     ps->c = c;
     ps->n = c->n;
     ps->channels = c->channels;
-    ps->ports = nvgpu_ports(c->rank[0].g);
+    ps->ports = nvgpu_nvlink_ports(c->rank[0].g);
     ps->conn = calloc((size_t)ps->channels * ps->n * ps->n, sizeof *ps->conn);
     ps->chan = calloc((size_t)ps->n * ps->channels, sizeof *ps->chan);
     ps->n_eps = t->n_endpoints;

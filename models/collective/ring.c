@@ -37,7 +37,7 @@ static void send_flag(ring_chan *rc, uint64_t i)
         slot = (unsigned)(rc->flags_sent % c->cfg.slots);
         if (rc->flags_sent >= rc->send_i || rc->flag_pending[slot] != 2) return;
         rc->flag_pending[slot] = 0;
-        nvgpu_send_small_urgent(rk->g, rc->port, rk->next_ep, rc->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, rc->flag_vals[slot], rc->flags_sent);
+        nvgpu_send_small_urgent(rk->g, rc->port, rc->next_ep, rc->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, rc->flag_vals[slot], rc->flags_sent);
         rc->flag_vals[slot] = NULL;
         rc->flags_sent++;
     }
@@ -49,14 +49,14 @@ static uint64_t recv_payload(const ring_chan *rc, uint64_t j)
     coll_rank *rk = rc->rk;
     coll_comm *c = rk->cm;
     uint64_t off, len;
-    coll_item_range(c, (rk->r + c->n - 1) % c->n, rc->ch, j, &off, &len);
+    coll_item_range(c, rc->prev_r, rc->ch, j, &off, &len);
     return coll_proto_payload_bytes(c->proto, len * c->elem_bytes);
 }
 
 static void release_slot(ring_chan *rc)
 {
     coll_rank *rk = rc->rk;
-    nvgpu_send_small(rk->g, rc->port, rk->prev_ep, rc->ack_flow, rk->cm->cfg.flag_bytes, COLL_MSG_ACK, NULL, rc->acks_sent);
+    nvgpu_send_small(rk->g, rc->ack_port, rc->prev_ep, rc->ack_flow, rk->cm->cfg.flag_bytes, COLL_MSG_ACK, NULL, rc->acks_sent);
     rc->acks_sent++;
 }
 
@@ -95,7 +95,7 @@ static void try_send(ring_chan *rc)
         /* a forward frees the slot it read when it has left */
         if (c->pd->flag_write) {
             /* Simple: the data, then (after the fence) the flag */
-            nvgpu_send_data(rk->g, rc->port, rk->next_ep, rc->data_flow, wire, COLL_MSG_DATA, NULL, reads, TAG(rc->ch, i));
+            nvgpu_send_data(rk->g, rc->port, rc->next_ep, rc->data_flow, wire, COLL_MSG_DATA, NULL, reads, TAG(rc->ch, i));
             unsigned slot = (unsigned)(i % c->cfg.slots);
             if (rc->flag_pending[slot]) sim_fatal("rank %u channel %u: slot %u's flag still waits for its fence", rk->r, rc->ch, slot);
             rc->flag_pending[slot] = 1;
@@ -103,7 +103,7 @@ static void try_send(ring_chan *rc)
             if (!wire) send_flag(rc, i);   /* no data: nothing to fence */
         } else {
             /* LL, LL128: the lines carry the flags; the values ride with the last one (check) */
-            nvgpu_send_data(rk->g, rc->port, rk->next_ep, rc->data_flow, wire, COLL_MSG_DATA, vals, reads, TAG(rc->ch, i));
+            nvgpu_send_data(rk->g, rc->port, rc->next_ep, rc->data_flow, wire, COLL_MSG_DATA, vals, reads, TAG(rc->ch, i));
         }
     }
     chan_maybe_done(rc);
@@ -120,7 +120,7 @@ static void apply(ring_chan *rc, uint64_t j)
     if (!c->carry) return;
     unsigned s = (unsigned)(j % c->steps);
     uint64_t off, len;
-    coll_item_range(c, (rk->r + c->n - 1) % c->n, rc->ch, j, &off, &len);
+    coll_item_range(c, rc->prev_r, rc->ch, j, &off, &len);
     /* the seeded bug: one rank (0 on the ring) drops the first chunk with data it receives */
     bool skip = c->cfg.inject == COLL_INJECT_SKIP_CHUNK && rk->r == coll_inject_rank(c) && len && !c->injected;
     if (skip) c->injected = true;
@@ -169,7 +169,7 @@ static void deliver(ring_chan *rc, nvgpu *g, uint64_t j, void *data)
     coll_comm *c = rc->rk->cm;
     unsigned s = (unsigned)(j % c->steps);
     uint64_t off, len;
-    coll_item_range(c, (rc->rk->r + c->n - 1) % c->n, rc->ch, j, &off, &len);
+    coll_item_range(c, rc->prev_r, rc->ch, j, &off, &len);
     rc->vals[j % c->cfg.slots] = data;
     if (coll_step_reduces(c, s) && len) nvgpu_reduce(g, len * c->elem_bytes, TAG(rc->ch, j));
     else processed(rc, j);
@@ -212,7 +212,7 @@ void ring_on_recv(void *ctx, nvgpu *g, sim_pkt *pkt, sim_time_ps arrival_ps)
         uint64_t j = rc->data_i++;
         rc->recv_bytes = 0;
         if (c->pd->fence) {   /* the write response: the data is visible (the fence at the sender waits for it) */
-            nvgpu_send_small_urgent(g, rc->port, rk->prev_ep, rc->ack_flow, c->cfg.flag_bytes, COLL_MSG_VISIBLE, NULL, j);
+            nvgpu_send_small_urgent(g, rc->ack_port, rc->prev_ep, rc->ack_flow, c->cfg.flag_bytes, COLL_MSG_VISIBLE, NULL, j);
             rc->visible_sent++;
             return;
         }

@@ -49,6 +49,7 @@ typedef struct tree_end {
     uint64_t recv_i, recv_bytes, recv_bytes_total, acks_sent;
     uint64_t data_i, visible_sent;          /* the chunk whose data arrives next; write responses sent */
     float *vals[COLL_MAX_SLOTS];   /* per slot: the values its flag made visible (check) */
+    unsigned port;                 /* the port to the peer: the channel's NVLink, or the NIC's for a peer in another node */
 } tree_end;
 
 typedef struct tree_rank tree_rank;
@@ -151,18 +152,21 @@ unsigned coll_tree_peers(const coll_comm *c, unsigned ch, unsigned r, int *paren
 
 unsigned coll_tree_channels(const coll_comm *c)
 {
-    unsigned ports = nvgpu_ports(c->rank[0].g);
+    unsigned ports = nvgpu_nvlink_ports(c->rank[0].g);
     unsigned ch = c->cfg.channels ? c->cfg.channels : 2 * ports;
     return ch > COLL_MAX_CHANNELS ? COLL_MAX_CHANNELS : ch;
 }
 
-unsigned coll_tree_port(const coll_comm *c, unsigned ch) { return (ch / 2) % nvgpu_ports(c->rank[0].g); }
+unsigned coll_tree_port(const coll_comm *c, unsigned ch) { return (ch / 2) % nvgpu_nvlink_ports(c->rank[0].g); }
 
 static void end_init(coll_comm *c, tree_end *e, unsigned r, unsigned peer, unsigned port, unsigned ch)
 {
     memset(e, 0, sizeof *e);
     e->peer = peer;
     e->peer_ep = nvgpu_endpoint(c->rank[peer].g);
+    /* another NVLink domain: through our NIC (without one, as in a file of switches joined by a network: the NVLink) */
+    if (c->rank_domain[r] != c->rank_domain[peer] && nvgpu_nic_port(c->rank[r].g) >= 0) port = (unsigned)nvgpu_nic_port(c->rank[r].g);
+    e->port = port;
     e->data_flow = coll_pick_flow(c, r, peer, port, ch, COLL_MSG_DATA);
     e->ack_flow = coll_pick_flow(c, r, peer, port, ch, COLL_MSG_ACK);
 }
@@ -172,7 +176,7 @@ static struct tree_state *tree_state_new(coll_comm *c)
     struct tree_state *ts = calloc(1, sizeof *ts);
     ts->c = c;
     ts->channels = coll_tree_channels(c);
-    ts->ports = nvgpu_ports(c->rank[0].g);
+    ts->ports = nvgpu_nvlink_ports(c->rank[0].g);
     ts->rank = calloc(c->n, sizeof *ts->rank);
     for (unsigned r = 0; r < c->n; r++) {
         tree_rank *tr = &ts->rank[r];
@@ -218,7 +222,7 @@ static uint64_t chunk_len(const tree_chan *tc, uint64_t k)
 static void send_ack(tree_chan *tc, tree_end *e)
 {
     coll_comm *c = comm_of(tc);
-    nvgpu_send_small(tc->tr->rk->g, tc->port, e->peer_ep, e->ack_flow, c->cfg.flag_bytes, COLL_MSG_ACK, NULL, e->acks_sent);
+    nvgpu_send_small(tc->tr->rk->g, e->port, e->peer_ep, e->ack_flow, c->cfg.flag_bytes, COLL_MSG_ACK, NULL, e->acks_sent);
     e->acks_sent++;
 }
 
@@ -230,7 +234,7 @@ static void send_flag(tree_chan *tc, tree_end *e, uint64_t k)
     if (!e->flag_pending[slot]) sim_fatal("tree rank %u channel %u: a write response for chunk %llu from rank %u, no flag waiting", tc->tr->rk->r, tc->ch,
                                           (unsigned long long)k, e->peer);
     e->flag_pending[slot] = 0;
-    nvgpu_send_small_urgent(tc->tr->rk->g, tc->port, e->peer_ep, e->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, e->flag_vals[slot], k);
+    nvgpu_send_small_urgent(tc->tr->rk->g, e->port, e->peer_ep, e->data_flow, c->cfg.flag_bytes, COLL_MSG_FLAG, e->flag_vals[slot], k);
     e->flag_vals[slot] = NULL;
     e->flags_sent++;
 }
@@ -253,10 +257,10 @@ static void send_chunk(tree_chan *tc, tree_end *e, uint64_t k, bool notify, uint
     uint64_t wire = coll_proto_payload_bytes(c->proto, len * c->elem_bytes);
     e->data_bytes_sent += wire;
     if (!c->pd->flag_write) {
-        nvgpu_send_data(rk->g, tc->port, e->peer_ep, e->data_flow, wire, COLL_MSG_DATA, vals, notify, tag);
+        nvgpu_send_data(rk->g, e->port, e->peer_ep, e->data_flow, wire, COLL_MSG_DATA, vals, notify, tag);
         return;
     }
-    nvgpu_send_data(rk->g, tc->port, e->peer_ep, e->data_flow, wire, COLL_MSG_DATA, NULL, notify, tag);
+    nvgpu_send_data(rk->g, e->port, e->peer_ep, e->data_flow, wire, COLL_MSG_DATA, NULL, notify, tag);
     unsigned slot = (unsigned)(k % c->cfg.slots);
     if (e->flag_pending[slot]) sim_fatal("tree rank %u channel %u: slot %u's flag to rank %u still waits for its fence", rk->r, tc->ch, slot, e->peer);
     e->flag_pending[slot] = 1;
@@ -451,7 +455,7 @@ static void tree_on_recv(void *ctx, nvgpu *g, sim_pkt *pkt, sim_time_ps arrival_
         e->recv_bytes = 0;
         j = e->data_i++;
         if (c->pd->fence) {   /* the write response: the fence at the sender waits for it */
-            nvgpu_send_small_urgent(g, tc->port, e->peer_ep, e->ack_flow, c->cfg.flag_bytes, COLL_MSG_VISIBLE, NULL, j);
+            nvgpu_send_small_urgent(g, e->port, e->peer_ep, e->ack_flow, c->cfg.flag_bytes, COLL_MSG_VISIBLE, NULL, j);
             e->visible_sent++;
             return;
         }

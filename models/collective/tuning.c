@@ -52,7 +52,7 @@ static link_facts facts(const coll_comm *c)
 /* The tree's height (hops of the longest root-to-rank path over both trees) and its busiest port's share (in units of the buffer). */
 static void tree_shape(const coll_comm *c, unsigned *height, double *port_share)
 {
-    unsigned C = coll_tree_channels(c), h = 0, ports = nvgpu_ports(c->rank[0].g);
+    unsigned C = coll_tree_channels(c), h = 0, ports = nvgpu_nvlink_ports(c->rank[0].g);
     double load[COLL_MAX_RANKS][NVGPU_MAX_PORTS] = { { 0 } }, lmax = 0;
     for (unsigned ch = 0; ch < C; ch++)
         for (unsigned r = 0; r < c->n; r++) {

@@ -1,4 +1,4 @@
-/* network_register_kinds: the topology kinds "ib_hca", "ib_switch", "ib_rnic", "roce_nic" and "eth_switch" and
+/* network_register_kinds: the topology kinds "ib_hca", "ib_switch", "ib_rnic", "roce_nic", "eth_switch" and "gpu_nic" and
  * their fabric components (explicit: static libraries drop unreferenced constructors). */
 #include "models/network/network.h"
 
@@ -7,6 +7,7 @@ void ib_switch_register(void);
 void ib_rnic_register(void);
 void roce_nic_register(void);
 void eth_switch_register(void);
+void gpu_nic_register(void);
 
 void network_register_kinds(void)
 {
@@ -31,7 +32,11 @@ void network_register_kinds(void)
         topo_kind_register(&sw);
         topo_kind_register(&rnic);
         topo_kind_register(&nic);
+        static const topo_kind gnic = { .name = "gpu_nic", .port_prefix = "p", .max_ports = 2, .default_ports = 2,
+                                        .forwards = true, .params = "ports",
+                                        .help = "a GPU's InfiniBand NIC: p0 PCIe to its GPU, p1 IB; messages cut into MTU packets (per-VL credits)" };
         topo_kind_register(&esw);
+        topo_kind_register(&gnic);
         done = true;
     }
     ib_hca_register();
@@ -39,4 +44,5 @@ void network_register_kinds(void)
     ib_rnic_register();
     roce_nic_register();
     eth_switch_register();
+    gpu_nic_register();
 }

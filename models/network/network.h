@@ -56,4 +56,20 @@ ib_switch_stats ib_switch_stats_get(const ib_switch *s);
 /* NULL for an unconnected port. */
 const ib_port *ib_switch_port(const ib_switch *s, unsigned port);
 
+/* Kind "gpu_nic" (gpu_nic.c): a GPU's own IB NIC, p0 PCIe to the GPU, p1 IB to the network; messages
+ * cut into MTU packets on the IB port and handed whole to the remote GPU. Kind cfg "gpu_nic". */
+typedef struct gpu_nic_cfg {
+    ib_port_cfg port;             /* the IB port's (must match the switches': vls, buffers) */
+    uint32_t mtu_bytes;           /* IB packets' largest payload: 256..4096, a power of two */
+    uint32_t pcie_buffer_bytes;   /* the PCIe ingress buffer the GPU's sends are credited against */
+} gpu_nic_cfg;
+/* 2 VLs of 64 KB (as ib_switch's default), mtu 4096, 256 KiB PCIe buffer. */
+void gpu_nic_cfg_default(gpu_nic_cfg *c);
+typedef struct gpu_nic gpu_nic;
+typedef struct gpu_nic_stats {
+    uint64_t msgs_from_gpu, bytes_from_gpu, pkts_made, pkts_sent, ib_payload_sent;
+    uint64_t pkts_received, ib_payload_received, msgs_to_gpu, bytes_to_gpu, credits_returned;
+} gpu_nic_stats;
+gpu_nic_stats gpu_nic_stats_get(const gpu_nic *n);
+
 #endif
