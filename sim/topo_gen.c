@@ -223,7 +223,7 @@ static topo *server(topo *t, const char *args, char *err, size_t errlen)
 }
 
 /* dgx-h100 -- one DGX/HGX H100 NVLink domain: gpu0..gpu7 (kind nvgpu, 18
- * ports nvl0..nvl17) and nvs0..nvs3 (kind switch: the NVSwitch-3 chips),
+ * ports nvl0..nvl17) and nvs0..nvs3 (kind switch: the NVSwitch-3 chips, nvls=1: their in-switch reduction),
  * every GPU's links split 5/4/4/5 over them in port order (nvl0-4 on nvs0,
  * nvl5-8 on nvs1, nvl9-12 on nvs2, nvl13-17 on nvs3), so port p of every GPU
  * is on the same switch. Links nvlink4 (25 GB/s per direction each) whatever
@@ -236,8 +236,16 @@ static topo *dgx_h100(topo *t, const char *args, char *err, size_t errlen)
         return topo_fail(t, err, errlen, "dgx-h100: kind nvgpu is not registered (collective_register_kinds, models/collective)");
     snprintf(t->generator, sizeof t->generator, "dgx-h100");
     for (unsigned g = 0; g < 8; g++) set_level(t, add_node(t, "nvgpu", 18, "gpu%u", g), 0);
-    for (unsigned s = 0; s < 4; s++) set_level(t, add_node(t, "switch", 8 * per_switch[s], "nvs%u", s), 1);
     char lerr[1024], a[32], b[32];
+    for (unsigned s = 0; s < 4; s++) {   /* NVSwitch 3: multicast and in-switch reduction (NVLS) */
+        char nm[16], ports[16];
+        snprintf(nm, sizeof nm, "nvs%u", s);
+        snprintf(ports, sizeof ports, "ports=%u", 8 * per_switch[s]);
+        const char *params[3] = { ports, "nvls=1", NULL };
+        int id = topo_add_node(t, nm, "switch", params, lerr, sizeof lerr);
+        if (id < 0) sim_fatal("generator: %s", lerr);
+        set_level(t, (uint32_t)id, 1);
+    }
     for (unsigned g = 0; g < 8; g++)
         for (unsigned s = 0, port = 0; s < 4; s++)
             for (unsigned j = 0; j < per_switch[s]; j++, port++) {

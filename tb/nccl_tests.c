@@ -1,5 +1,5 @@
 /* nccl_tests: what nccl-tests' all_reduce_perf / all_gather_perf /
- * reduce_scatter_perf print, from ring (and, for all_reduce, tree: algo=tree|all) collectives simulated packet by
+ * reduce_scatter_perf print, from ring (and, for all_reduce, tree and nvls: algo=tree|nvls|all) collectives simulated packet by
  * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
  * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
  * busbw factors. Checks: no wrong element, busbw never above the NVLink
@@ -25,6 +25,7 @@
 #define CHECK_MAX_BYTES (8u << 20)   /* values are carried and compared up to this size (memory: 2 buffers per rank) */
 #define LARGE_BYTES (64u << 20)      /* rows at least this large are held to the bandwidth prediction */
 #define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
+#define NVLS_BAND_LOW 0.70           /* NVLS at >= 64 MiB against its prediction; as slow as the ring would be ~0.57 on dgx-h100 */
 #define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.58-0.70 measured at 64 MiB */
 #define MAX_ROWS 128
 
@@ -37,7 +38,8 @@ static const sim_param_def nccl_params[] = {
     SIM_PARAM_STRING("maxbytes", "256M", "largest size (nccl-tests -e)"),
     SIM_PARAM_INT("stepfactor", "2", "", 2, 1024, "size multiplier between rows (nccl-tests -f)"),
     SIM_PARAM_ENUM("algo", "ring", "ring|tree|all|nvls|nvls_tree|collnet|auto",
-                   "algorithm (NCCL_ALGO): ring, tree (all_reduce: double binary tree over nodes, a chain in a node), all (each of them)"),
+                   "algorithm (NCCL_ALGO): ring, tree (all_reduce: double binary tree over nodes, a chain in a node), "
+                   "nvls (all_reduce: in-switch reduction, switches with nvls=1 as dgx-h100's), all (each of them where it can run)"),
     SIM_PARAM_INT("gpus_per_node", "0", "", 0, 64,
                   "tree: ranks per node (0: the topology's NVLink domains; n: consecutive ranks in groups of n, e.g. 1 = a tree over one-GPU nodes)"),
     SIM_PARAM_ENUM("proto", "simple", "simple|ll|ll128|auto", "protocol (NCCL_PROTO); only simple is modelled yet"),
@@ -133,7 +135,12 @@ static void nccl_run(sim_test_ctx *c)
     gc.reduce_GBps = sim_param_double(p, "reduce_GBps");
     if (nodes != 1) sim_input_error("nccl_tests: nodes=%" PRId64 ": multi-node is not modelled yet; allowed: 1", nodes);
     bool all = !strcmp(algo, "all"), run_ring = all || !strcmp(algo, "ring"), run_tree = all || !strcmp(algo, "tree");
-    if (!run_ring && !run_tree) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, all", algo);
+    bool want_nvls = !strcmp(algo, "nvls"), run_nvls = false;   /* all: decided once the topology is known */
+    if (!run_ring && !run_tree && !want_nvls) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, nvls, all", algo);
+    if (want_nvls && op != COLL_ALL_REDUCE)
+        sim_input_error("nccl_tests: algo=nvls with op=%s: NVLS runs all_reduce only here; allowed: op=all_reduce (or algo=ring)", coll_op_name(op));
+    if (want_nvls && c->transport && c->transport->size > 1)
+        sim_input_error("nccl_tests: algo=nvls: NVLS runs in one process only; allowed over ranks: algo=ring");
     if (run_tree && op != COLL_ALL_REDUCE)
         sim_input_error("nccl_tests: algo=%s with op=%s: the tree runs all_reduce only (as NCCL's); allowed: algo=ring", algo, coll_op_name(op));
     if (run_tree && c->transport && c->transport->size > 1)
@@ -196,21 +203,30 @@ static void nccl_run(sim_test_ctx *c)
     double predicted = used * goodput_link;
     double reduce_limit = op == COLL_ALL_REDUCE ? 2.0 * gc.reduce_GBps : op == COLL_REDUCE_SCATTER ? gc.reduce_GBps : INFINITY;
     if (reduce_limit < predicted) predicted = reduce_limit;
+    if (want_nvls && !coll_nvls_available(cm, err, sizeof err))
+        sim_input_error("nccl_tests: algo=nvls on topo=%s: %s; allowed: a topology whose switches have NVLS (topo=dgx-h100)", spec, err);
+    run_nvls = want_nvls || (all && op == COLL_ALL_REDUCE && !(tr && tr->size > 1) && coll_nvls_available(cm, err, sizeof err));
+    char nvls_why[512] = "";
+    double nvls_pred = run_nvls ? coll_predict_nvls_busbw(cm, goodput_link, sc.nvls_reduce_GBps, nvls_why, sizeof nvls_why) : 0;
     char tree_why[256] = "";
     double tree_pred = run_tree ? coll_predict_tree_busbw(cm, goodput_link, gc.reduce_GBps, tree_why, sizeof tree_why) : 0;
-    const char *algos[2];
+    const char *algos[3];
     unsigned nalgo = 0;
     if (run_ring) algos[nalgo++] = "ring";
     if (run_tree) algos[nalgo++] = "tree";
+    if (run_nvls) algos[nalgo++] = "nvls";
 
     row rows[MAX_ROWS];
     unsigned nrows = 0;
     bool conserved = true, all_checked_right = true;
     char cons_why[1200] = "";
     for (unsigned a = 0; a < nalgo; a++) {
-    bool tree = !strcmp(algos[a], "tree");
+    bool tree = !strcmp(algos[a], "tree"), nvls = !strcmp(algos[a], "nvls");
     if (!c->quiet && root) {
-        if (tree)
+        if (nvls)
+            printf("# nccl_tests: %s, %u ranks on %s, nvls (in-switch reduction and multicast), simple, %u channels, chunk %u B, "
+                   "burst %u packets (out-of-place)\n", coll_op_name(op), n, spec, coll_nvls_channels(cm), cc.chunk_bytes, gc.burst_pkts);
+        else if (tree)
             printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, tree (double binary tree over nodes, a chain in a node), simple, "
                    "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
                    coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
@@ -229,7 +245,8 @@ static void nccl_run(sim_test_ctx *c)
         long long wrong = -1;
         coll_comm_set_check(cm, check && count * sizeof(float) <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
-            int bad = tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
+            int bad = nvls ? coll_nvls_all_reduce(cm, count, &r, why, sizeof why)
+                      : tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
             if (bad) {
                 if (conserved) snprintf(cons_why, sizeof cons_why, "%s size %" PRIu64 ": %s", algos[a], size, why);
@@ -299,6 +316,10 @@ static void nccl_run(sim_test_ctx *c)
         sim_report_metric(c->report, "tree_channels", coll_tree_channels(cm));
         sim_report_metric(c->report, "tree_predicted_busbw_GBps", tree_pred);
     }
+    if (run_nvls) {
+        sim_report_metric(c->report, "nvls_channels", coll_nvls_channels(cm));
+        sim_report_metric(c->report, "nvls_predicted_busbw_GBps", nvls_pred);
+    }
     char busiest[256];
     sim_report_metric(c->report, "max_link_util", sim_fabric_max_link_util(f, busiest, sizeof busiest));
     sim_report_metric_json(c->report, "busiest_link", cJSON_CreateString(busiest));
@@ -321,15 +342,26 @@ static void nccl_run(sim_test_ctx *c)
               "%u of %u rows checked element by element against the reference (check=%d, sizes up to %u MiB)%s", checked, nrows, check,
               CHECK_MAX_BYTES >> 20,
               all_checked_right ? ", none wrong" : "; some elements differ");
-    double worst = 0;
-    for (unsigned i = 0; i < nrows; i++) worst = rows[i].busbw > worst ? rows[i].busbw : worst;
+    double worst = 0, nvls_worst_alg = 0;
+    for (unsigned i = 0; i < nrows; i++)   /* NVLS's busbw is not wire bandwidth (system.md §4): its algbw is held to the links below */
+        if (strcmp(rows[i].algo, "nvls")) worst = rows[i].busbw > worst ? rows[i].busbw : worst;
+        else nvls_worst_alg = rows[i].algbw > nvls_worst_alg ? rows[i].algbw : nvls_worst_alg;
     sim_check(c->report, "busbw_within_nvlink_goodput", worst <= bound * 1.0001,
               "peak busbw %.2f GB/s <= %u NVLinks x %.2f GB/s x 128/(128+%u) = %.2f GB/s", worst, ports, l0->GBps,
               l0->overhead_bytes, bound);
-    unsigned large = 0, inband = 0, tlarge = 0, tinband = 0;
-    double lo_ratio = INFINITY, tlo_ratio = INFINITY;
+    if (run_nvls)
+        sim_check(c->report, "nvls_algbw_within_nvlink_goodput", nvls_worst_alg <= bound * 1.0001,
+                  "nvls peak algbw %.2f GB/s <= %.2f GB/s: each GPU sends its whole buffer once over its NVLinks", nvls_worst_alg, bound);
+    unsigned large = 0, inband = 0, tlarge = 0, tinband = 0, nlarge = 0, ninband = 0;
+    double lo_ratio = INFINITY, tlo_ratio = INFINITY, nlo_ratio = INFINITY, nhi_ratio = 0;
     for (unsigned i = 0; i < nrows; i++)
-        if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
+        if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "nvls")) {
+            double ratio = rows[i].busbw / nvls_pred;
+            nlarge++;
+            ninband += ratio >= NVLS_BAND_LOW && ratio <= 1.0001;
+            if (ratio < nlo_ratio) nlo_ratio = ratio;
+            if (ratio > nhi_ratio) nhi_ratio = ratio;
+        } else if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
             double ratio = rows[i].busbw / tree_pred;
             tlarge++;
             tinband += ratio >= TREE_BAND_LOW && ratio <= 1.0001;
@@ -349,6 +381,11 @@ static void nccl_run(sim_test_ctx *c)
                   "%u of %u tree rows >= %u MiB have busbw/predicted in [%.2f, 1]; lowest %.3f; predicted %.2f GB/s: %s (%u channels, "
                   "each S/C up and down every edge of its tree)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
                   tree_why, coll_tree_channels(cm));
+    if (nlarge)
+        sim_check(c->report, "nvls_busbw_near_prediction", ninband == nlarge,
+                  "%u of %u nvls rows >= %u MiB have busbw/predicted in [%.2f, 1] (%.3f .. %.3f); predicted %.2f GB/s: %s; "
+                  "the ring's link bound would be %.3f of it", ninband, nlarge, LARGE_BYTES >> 20, NVLS_BAND_LOW, nlo_ratio, nhi_ratio,
+                  nvls_pred, nvls_why, predicted / nvls_pred);
     /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
     uint64_t min_b = UINT64_MAX, max_b = 0;
     for (uint32_t l = 0; l < t->n_links; l++)
@@ -363,12 +400,34 @@ static void nccl_run(sim_test_ctx *c)
         sim_check(c->report, "every_nvlink_carries_its_share", max_b && (double)min_b >= 0.9 * (double)max_b,
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
+    if (run_nvls && conserved) {   /* the switches' reduction units: every contribution consumed, each one result copy that arrived */
+        uint64_t contribs = 0, consumed = 0, held = 0, results = 0, waits = 0;
+        for (uint32_t node = 0; node < t->n_nodes; node++) {
+            if (strcmp(t->nodes[node].kind->name, "switch")) continue;
+            const fabric_switch *sw = sim_fabric_component(f, node);
+            if (!sw || !fabric_switch_has_nvls(sw)) continue;
+            fabric_switch_stats st = fabric_switch_stats_get(sw);
+            contribs += st.nvls_contribs, consumed += st.nvls_consumed, held += st.nvls_held, results += st.nvls_results;
+            waits += st.nvls_table_waits;
+        }
+        uint64_t got = coll_nvls_results_received(cm);
+        sim_report_metric(c->report, "nvls_switch_results", (double)results);
+        sim_report_metric(c->report, "nvls_table_waits", (double)waits);
+        if (contribs != consumed || held || got != consumed) {
+            conserved = false;
+            snprintf(cons_why, sizeof cons_why, "nvls switches: %" PRIu64 " contributions, %" PRIu64 " consumed, %" PRIu64 " held; the GPUs got "
+                     "%" PRIu64 " result copies", contribs, consumed, held, got);
+        }
+    }
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
-    char preds[64];
-    if (nalgo > 1) snprintf(preds, sizeof preds, "%.3f %.3f", predicted, tree_pred);   /* in the order of algos */
-    else snprintf(preds, sizeof preds, "%.3f", run_ring ? predicted : tree_pred);
-    if (root) write_plot(c, rows, nrows, coll_op_name(op), bound, all ? "ring tree" : algos[0], preds);
+    char preds[96] = "", names[32] = "";   /* in the order of algos */
+    for (unsigned a = 0; a < nalgo; a++) {
+        double pv = !strcmp(algos[a], "ring") ? predicted : !strcmp(algos[a], "tree") ? tree_pred : nvls_pred;
+        snprintf(preds + strlen(preds), sizeof preds - strlen(preds), "%s%.3f", a ? " " : "", pv);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", a ? " " : "", algos[a]);
+    }
+    if (root) write_plot(c, rows, nrows, coll_op_name(op), bound, names, preds);
     coll_comm_free(cm);
     sim_fabric_free(f);
     free(node_part);

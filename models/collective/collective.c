@@ -114,6 +114,7 @@ fail:
 void coll_comm_free(coll_comm *c)
 {
     if (c) coll_tree_free(c);
+    if (c) coll_nvls_free(c);
     free(c);
 }
 unsigned coll_comm_ranks(const coll_comm *c) { return c->n; }
