@@ -34,7 +34,7 @@ struct sw_nvls {
     uint32_t max_sets;
     nv_set **slot;                 /* open addressing over (group, seq), 2 x max_sets rounded up to a power of two */
     size_t cap;
-    uint32_t n_sets;
+    uint32_t n_sets;               /* keys held: partial in the table, or in the server (the bound: max_sets) */
     nv_contrib *wait_head, *wait_tail;   /* new keys while the table is full, in arrival order */
     nv_set *q_head, *q_tail;       /* complete sets in the server, in order of their ends */
     sim_time_ps unit_free_ps;
@@ -111,7 +111,6 @@ static void remove_slot(sw_nvls *u, size_t i)
         u->slot[j] = NULL;
         i = j;
     }
-    u->n_sets--;
 }
 
 /* A complete set into the server: its contributions' payload at GBps, after the last became eligible. */
@@ -177,16 +176,27 @@ void sw_nvls_add(sw_nvls *u, sim_pkt *pkt, void *buf, unsigned in_port, sim_time
     u->wait_tail = c;
 }
 
-/* Waiting new keys into the table as far as it has room (in their order). */
+/* Waiting contributions into the table, in their order: each whose key is
+ * there now joins it, each new key while there is room (a set completed on
+ * the way makes room for the ones passed over: again until nothing moves). */
 static void drain_wait(sw_nvls *u, sim_time_ps now)
 {
-    while (u->wait_head) {
-        nv_contrib *c = u->wait_head;
-        size_t i = find_slot(u, c->pkt->group, c->pkt->seq);
-        if (!u->slot[i] && u->n_sets >= u->max_sets) return;
-        u->wait_head = c->next;
-        if (!u->wait_head) u->wait_tail = NULL;
-        place(u, c, false, now);
+    for (bool moved = true; moved && u->wait_head;) {
+        moved = false;
+        nv_contrib **link = &u->wait_head, *last = NULL;
+        while (*link) {
+            nv_contrib *c = *link;
+            size_t i = find_slot(u, c->pkt->group, c->pkt->seq);
+            if (!u->slot[i] && u->n_sets >= u->max_sets) {
+                last = c;
+                link = &c->next;
+                continue;
+            }
+            *link = c->next;
+            place(u, c, false, now);
+            moved = true;
+        }
+        u->wait_tail = last;
     }
 }
 
@@ -219,6 +229,7 @@ sim_time_ps sw_nvls_run(sw_nvls *u, sim_time_ps now, sw_nvls_emit_fn emit, void 
             u->free_c = c;
         }
         u->results++;
+        u->n_sets--;   /* its accumulator is free once the results are out */
         s->next = u->free_s;
         u->free_s = s;
     }

@@ -5,8 +5,8 @@
  *
  * A reduce contribution is a packet to a group (dst SIM_PKT_GROUP) with
  * SIM_PKT_F_REDUCE in its flags; its key is (group, seq). The unit holds
- * contributions in a bounded table (cfg.nvls_table_entries partial keys; a
- * new key beyond that waits in arrival order) -- each still holding its
+ * contributions in a bounded table (cfg.nvls_table_entries keys, partial or
+ * being reduced; a new key beyond that waits in arrival order) -- each still holding its
  * input-buffer credits, so a full table or a slow unit back-pressures the
  * senders -- until every member of the group has given one. The complete set
  * goes through a FIFO server (its contributions' payload bytes at
