@@ -402,7 +402,7 @@ static void nccl_run(sim_test_ctx *c)
                   "%u channels on %u NVLinks per GPU: the least loaded link direction carried %.3f of the busiest's bytes (>= 0.9)",
                   chans, ports, max_b ? (double)min_b / (double)max_b : 0);
     if (run_nvls && conserved) {   /* the switches' reduction units: every contribution consumed, each one result copy that arrived */
-        uint64_t contribs = 0, consumed = 0, held = 0, results = 0, waits = 0;
+        uint64_t contribs = 0, consumed = 0, held = 0, results = 0, waits = 0, most = 0;
         for (uint32_t node = 0; node < t->n_nodes; node++) {
             if (strcmp(t->nodes[node].kind->name, "switch")) continue;
             const fabric_switch *sw = sim_fabric_component(f, node);
@@ -410,10 +410,12 @@ static void nccl_run(sim_test_ctx *c)
             fabric_switch_stats st = fabric_switch_stats_get(sw);
             contribs += st.nvls_contribs, consumed += st.nvls_consumed, held += st.nvls_held, results += st.nvls_results;
             waits += st.nvls_table_waits;
+            most = st.nvls_most_keys > most ? st.nvls_most_keys : most;
         }
         uint64_t got = coll_nvls_results_received(cm);
         sim_report_metric(c->report, "nvls_switch_results", (double)results);
         sim_report_metric(c->report, "nvls_table_waits", (double)waits);
+        sim_report_metric(c->report, "nvls_most_keys", (double)most);   /* the most keys one switch held at once */
         if (contribs != consumed || held || got != consumed) {
             conserved = false;
             snprintf(cons_why, sizeof cons_why, "nvls switches: %" PRIu64 " contributions, %" PRIu64 " consumed, %" PRIu64 " held; the GPUs got "
