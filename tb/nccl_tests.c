@@ -437,5 +437,5 @@ static void nccl_run(sim_test_ctx *c)
     topo_free(t);
 }
 
-SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring and tree collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
+SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring, tree and NVLS collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
          "minbytes=64 maxbytes=64M stepfactor=16", nccl_run)
