@@ -16,9 +16,11 @@ set logscale x 2
 set format x "2^{%L}"
 set grid
 set key top left
-set yrange [0:bound*1.15]
+ymax = bound
+do for [i=1:words(preds)] { if (real(word(preds, i)) > ymax) { ymax = real(word(preds, i)) } }   # NVLS's busbw is above the links'
+set yrange [0:ymax*1.15]
 # columns: bytes time_us algbw busbw
-colors = "#1f77b4 #2ca02c #9467bd #ff7f0e"
+colors = "#1f77b4 #2ca02c #9467bd #ff7f0e #d62728 #8c564b #e377c2 #17becf"   # one per series (up to 8: ring, tree x 3 protocols, nvls)
 plot bound with lines lw 1 dt 2 lc rgb "#888888" title sprintf("NVLink goodput per GPU (%.0f GB/s)", bound), \
      for [i=1:words(algos)] real(word(preds, i)) with lines lw 1 dt 3 lc rgb word(colors, i) \
          title sprintf("predicted busbw, %s (%.0f GB/s)", word(algos, i), real(word(preds, i))), \

@@ -60,7 +60,12 @@ typedef struct sim_pkt {
     uint64_t id;               /* per-pool serial number (labels, waves) */
 } sim_pkt;
 
-#define SIM_PKT_F_HEAD 1u      /* flags a model may use freely; none has a meaning here */
+#define SIM_PKT_F_HEAD 1u      /* flags a model may use freely; none has a meaning here but SIM_PKT_F_REDUCE */
+/* The one flag the network reads: a packet to a group (dst SIM_PKT_GROUP) with it
+ * is a reduce contribution to key (group, seq), for a switch with a reduction
+ * unit (models/fabric/switch.h, NVLS); its data, if not NULL, starts with a
+ * fabric_reduce_data. No model may use this bit for anything else. */
+#define SIM_PKT_F_REDUCE 0x10u
 
 /* A pool of packets for one component: chunks of stable records, a free list,
  * nothing allocated per packet in steady state. live counts packets out. */

@@ -16,8 +16,9 @@ static const topo_kind kind_endpoint = {
     "a traffic source and sink; one port unless param ports (a GPU's links); never forwards",
 };
 static const topo_kind kind_switch = {
-    "switch", "p", TOPO_MAX_PORTS, 1, true, "ports",
-    "a crossbar switch (VOQs, allocator, credits, multicast); radix = param ports (default: its links), <= 64",
+    "switch", "p", TOPO_MAX_PORTS, 1, true, "ports|nvls",
+    "a crossbar switch (VOQs, allocator, credits, multicast); radix = param ports (default: its links), <= 64; "
+    "nvls=1: an in-switch reduction unit (NVLink SHARP)",
 };
 
 #define MAX_KINDS 32

@@ -230,7 +230,8 @@ static topo *server(topo *t, const char *args, char *err, size_t errlen)
  * NVSwitch chips nvs0.. (kind switch); every GPU's links spread over the
  * chips in port order (H100: 18 nvlink4, 5/4/4/5 over 4 NVSwitch-3; A100:
  * 12 nvlink3, 2 on each of 6 NVSwitch-2), so port p of every GPU is on the
- * same switch. The links are the machine's whatever link= says.
+ * same switch; NVSwitch 3 has nvls=1 (in-switch reduction), NVSwitch 2 not.
+ * The links are the machine's whatever link= says.
  * nodes=N > 1: N such domains named n<i>-gpu<k>, n<i>-nvs<s>, each GPU with
  * one more port (nvl18 / nvl12: the kind has one port prefix) on a PCIe link
  * (pcie5-x16 / pcie4-x16) to its own NIC n<i>-nic<k> (kind gpu_nic,
@@ -245,10 +246,22 @@ typedef struct dgx_shape {
     const char *name, *gpu_link, *pcie, *ib;
     unsigned n_switches, links_per_gpu;
     unsigned per_switch[6];
+    bool nvls;                  /* NVSwitch 3's in-switch reduction (NVLink SHARP): the switches get nvls=1 */
 } dgx_shape;
 
-static const dgx_shape dgx_h100_shape = { "dgx-h100", "nvlink4", "pcie-gen5-x16", "ib-ndr", 4, 18, { 5, 4, 4, 5 } };
-static const dgx_shape dgx_a100_shape = { "dgx-a100", "nvlink3", "pcie-gen4-x16", "ib-hdr", 6, 12, { 2, 2, 2, 2, 2, 2 } };
+static const dgx_shape dgx_h100_shape = { "dgx-h100", "nvlink4", "pcie-gen5-x16", "ib-ndr", 4, 18, { 5, 4, 4, 5 }, true };
+static const dgx_shape dgx_a100_shape = { "dgx-a100", "nvlink3", "pcie-gen4-x16", "ib-hdr", 6, 12, { 2, 2, 2, 2, 2, 2 }, false };
+
+/* An NVSwitch chip: a fabric switch, with its reduction unit where the generation has one. */
+static uint32_t add_nvswitch(topo *t, const dgx_shape *sh, unsigned ports, const char *name)
+{
+    char pbuf[32], err[512];
+    snprintf(pbuf, sizeof pbuf, "ports=%u", ports);
+    const char *params[3] = { pbuf, sh->nvls ? "nvls=1" : NULL, NULL };
+    int id = topo_add_node(t, name, "switch", params, err, sizeof err);
+    if (id < 0) sim_fatal("generator: %s", err);
+    return (uint32_t)id;
+}
 
 #define DGX_GPUS 8u
 #define DGX_MAX_NODES 256u          /* 8 rails x 8 leaves of 32 nodes: spines of 64 ports with one link per leaf */
@@ -299,8 +312,10 @@ static topo *dgx(topo *t, const dgx_shape *sh, const char *args, char *err, size
         }
     for (unsigned i = 0; i < nodes; i++)
         for (unsigned s = 0; s < sh->n_switches; s++) {
-            if (multi) set_level(t, add_node(t, "switch", G * sh->per_switch[s], "n%u-nvs%u", i, s), 1);
-            else set_level(t, add_node(t, "switch", G * sh->per_switch[s], "nvs%u", s), 1);
+            char name[32];
+            if (multi) snprintf(name, sizeof name, "n%u-nvs%u", i, s);
+            else snprintf(name, sizeof name, "nvs%u", s);
+            set_level(t, add_nvswitch(t, sh, G * sh->per_switch[s], name), 1);
         }
     for (unsigned i = 0; i < nodes; i++)
         for (unsigned g = 0; g < G; g++)

@@ -41,6 +41,41 @@ static inline double coll_predict_tree_busbw(const coll_comm *cm, double goodput
     return 2.0 * (n - 1) / n / t;
 }
 
+/* NVLS all_reduce's busbw at large sizes from the configuration alone: every
+ * rank sends its share S/C of each channel once (the contribution, on the
+ * channel's port) and receives it once (the result), so the busiest GPU port
+ * direction carries (channels on it) x S/C at the link goodput; each switch's
+ * reduction unit consumes n x (its channels) x S/C contribution bytes at
+ * reduce_GBps. The slower sets the time; busbw = 2(n-1)/n S / time, which can
+ * exceed the per-GPU link goodput (system.md §4: each GPU moves ~1x the buffer
+ * each way instead of 2(n-1)/n). *why says which. */
+static inline double coll_predict_nvls_busbw(const coll_comm *cm, double goodput_link, double nvls_reduce_GBps, char *why, size_t why_n)
+{
+    unsigned n = coll_comm_ranks(cm), C = coll_nvls_channels(cm), ports = 0;
+    for (unsigned ch = 0; ch < C; ch++) ports = coll_nvls_port(cm, ch) + 1 > ports ? coll_nvls_port(cm, ch) + 1 : ports;
+    double *load = calloc(ports, sizeof *load);   /* in units of S, per port, each direction the same */
+    int sw[64];
+    double red[64];
+    unsigned nsw = 0;
+    for (unsigned ch = 0; ch < C; ch++) {
+        load[coll_nvls_port(cm, ch)] += 1.0 / C;
+        int w = coll_nvls_switch(cm, ch);
+        unsigned i = 0;
+        while (i < nsw && sw[i] != w) i++;
+        if (i == nsw && nsw < 64) { sw[nsw] = w; red[nsw++] = 0; }
+        if (i < 64) red[i] += (double)n / C;
+    }
+    double lmax = 0, rmax = 0;
+    for (unsigned p = 0; p < ports; p++) lmax = load[p] > lmax ? load[p] : lmax;
+    for (unsigned i = 0; i < nsw; i++) rmax = red[i] > rmax ? red[i] : rmax;
+    free(load);
+    double t_link = lmax / goodput_link, t_red = rmax / nvls_reduce_GBps, t = t_link > t_red ? t_link : t_red;
+    snprintf(why, why_n, "busiest GPU port direction carries %.4f S at %.2f GB/s (%.1f GB/s algbw); busiest switch reduces %.3f S at "
+             "%.0f GB/s (%.1f GB/s algbw)%s", lmax, goodput_link, 1.0 / t_link, rmax, nvls_reduce_GBps, 1.0 / t_red,
+             t_red > t_link ? ": the reduction unit is slower" : ": the links are slower");
+    return 2.0 * (n - 1) / n / t;
+}
+
 /* The tree's height in hops (the longest root-to-rank path of either tree, chains included). */
 static inline unsigned coll_predict_tree_height(const coll_comm *cm)
 {

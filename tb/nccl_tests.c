@@ -1,8 +1,8 @@
 /* nccl_tests: what nccl-tests' all_reduce_perf / all_gather_perf /
  * reduce_scatter_perf / broadcast_perf / reduce_perf / alltoall_perf /
  * sendrecv_perf print, from ring (broadcast and reduce: a chain along the
- * ring; alltoall and sendrecv: point-to-point; all_reduce also the tree:
- * algo=tree|all) collectives simulated packet by
+ * ring; alltoall and sendrecv: point-to-point; all_reduce also the tree and
+ * NVLS: algo=tree|nvls|all) collectives simulated packet by
  * packet on a modelled NVLink/NVSwitch system (models/collective): per size,
  * `size count type redop root time algbw busbw #wrong`, with nccl-tests'
  * busbw factors, for NCCL's protocols (proto=simple|ll|ll128, auto: the
@@ -33,6 +33,7 @@
 #define CHECK_MAX_BYTES (8u << 20)   /* values are carried and compared up to this size (memory: 2 buffers per rank) */
 #define LARGE_BYTES (64u << 20)      /* rows at least this large are held to the bandwidth prediction */
 #define BAND_LOW 0.85                /* measured / predicted busbw at large sizes: pipeline fill, flags and acks cost the rest */
+#define NVLS_BAND_LOW 0.70           /* NVLS at >= 64 MiB against its prediction; as slow as the ring would be ~0.57 on dgx-h100 */
 #define TREE_BAND_LOW 0.55           /* the tree fills and drains its pipeline over 2 x its height, each hop queued behind the other connections of its port: 0.60-0.67 measured at 64 MiB (Simple) */
 #define MAX_ROWS 128
 #define AUTO_SLACK 1.25              /* proto=all: auto's pick may be this much slower than the fastest measured (an estimate, not a run) */
@@ -67,7 +68,8 @@ static const sim_param_def nccl_params[] = {
     SIM_PARAM_INT("stepfactor", "2", "", 2, 1024, "size multiplier between rows (nccl-tests -f)"),
     SIM_PARAM_ENUM("algo", "ring", "ring|tree|all|nvls|nvls_tree|collnet|auto|direct",
                    "algorithm (NCCL_ALGO): ring (broadcast, reduce: a chain along the ring), tree (all_reduce: double binary tree over "
-                   "nodes, a chain in a node), all (each of them); alltoall: direct (p2p to every peer, its only one); sendrecv: none"),
+                   "nodes, a chain in a node), nvls (all_reduce: in-switch reduction, switches with nvls=1 as dgx-h100's), all (each of "
+                   "them where it can run); alltoall: direct (p2p to every peer, its only one); sendrecv: none"),
     SIM_PARAM_INT("gpus_per_node", "0", "", 0, 64,
                   "tree: ranks per node (0: the topology's NVLink domains; n: consecutive ranks in groups of n, e.g. 1 = a tree over one-GPU nodes)"),
     SIM_PARAM_ENUM("proto", "auto", "simple|ll|ll128|auto|all",
@@ -203,7 +205,12 @@ static void nccl_run(sim_test_ctx *c)
         sim_input_error("nccl_tests: op=%s with nodes=%" PRId64 ": the point-to-point ops run inside one NVLink domain yet; allowed: nodes=1",
                         coll_op_name(op), nodes);
     bool all = !strcmp(algo, "all"), run_ring = all || !strcmp(algo, "ring"), run_tree = all || !strcmp(algo, "tree");
-    if (!run_ring && !run_tree) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, all", algo);
+    bool want_nvls = !strcmp(algo, "nvls"), run_nvls = false;   /* all: decided once the topology is known */
+    if (!run_ring && !run_tree && !want_nvls) sim_input_error("nccl_tests: algo=%s is not modelled yet; allowed: ring, tree, nvls, all", algo);
+    if (want_nvls && op != COLL_ALL_REDUCE)
+        sim_input_error("nccl_tests: algo=nvls with op=%s: NVLS runs all_reduce only here; allowed: op=all_reduce (or algo=ring)", coll_op_name(op));
+    if (want_nvls && c->transport && c->transport->size > 1)
+        sim_input_error("nccl_tests: algo=nvls: NVLS runs in one process only; allowed over ranks: algo=ring");
     if (run_tree && op != COLL_ALL_REDUCE)
         sim_input_error("nccl_tests: algo=%s with op=%s: the tree runs all_reduce only (as NCCL's); allowed: algo=ring", algo, coll_op_name(op));
     if (run_tree && c->transport && c->transport->size > 1)
@@ -219,6 +226,11 @@ static void nccl_run(sim_test_ctx *c)
     cc.proto = all_protos ? COLL_PROTO_SIMPLE : (enum coll_proto)sim_param_enum(p, "proto");   /* the enum's order is proto.h's */
     cc.dtype = (enum coll_dtype)sim_param_enum(p, "dtype");
     const unsigned esize = coll_dtype_bytes(cc.dtype);
+    /* NVLS (nvls.c): Simple chunks of floats inside one NVLink domain */
+    const bool nvls_fits = nodes == 1 && cc.dtype == COLL_DTYPE_FLOAT && (all_protos || cc.proto == COLL_PROTO_SIMPLE || cc.proto == COLL_PROTO_AUTO);
+    if (want_nvls && !nvls_fits)
+        sim_input_error("nccl_tests: algo=nvls with nodes=%" PRId64 " proto=%s dtype=%s: NVLS runs Simple on floats inside one node (nvls_tree "
+                        "across nodes is not modelled yet); allowed: nodes=1, proto=simple|auto, dtype=float", nodes, proto, dtype);
     if (p2p) {   /* ops.c's connections carry Simple chunks of floats */
         if (all_protos || (cc.proto != COLL_PROTO_SIMPLE && cc.proto != COLL_PROTO_AUTO))
             sim_input_error("nccl_tests: proto=%s with op=%s: the point-to-point ops run Simple only; allowed: simple, auto", proto, coll_op_name(op));
@@ -340,17 +352,22 @@ static void nccl_run(sim_test_ctx *c)
         char w[256];
         pred_tree[q] = run_tree ? coll_predict_tree_busbw(cm, goodput_link * eff, gc.reduce_GBps, w, sizeof w) : 0;
     }
+    if (want_nvls && !coll_nvls_available(cm, err, sizeof err))
+        sim_input_error("nccl_tests: algo=nvls on topo=%s: %s; allowed: a topology whose switches have NVLS (topo=dgx-h100)", spec, err);
+    run_nvls = want_nvls || (all && nvls_fits && op == COLL_ALL_REDUCE && !(tr && tr->size > 1) && coll_nvls_available(cm, err, sizeof err));
+    char nvls_why[512] = "";
+    double nvls_pred = run_nvls ? coll_predict_nvls_busbw(cm, goodput_link, sc.nvls_reduce_GBps, nvls_why, sizeof nvls_why) : 0;
     /* the series: every algorithm, with every protocol when proto=all */
-    enum { MAX_SERIES = 6 };
+    enum { MAX_SERIES = 7 };
     const char *algos[MAX_SERIES];
     enum coll_proto sprotos[MAX_SERIES];
     char snames[MAX_SERIES][24];
     unsigned nalgo = 0;
-    for (unsigned a = 0; a < 2; a++) {
-        if (!(a ? run_tree : run_ring)) continue;
-        for (unsigned q = 0; q < (all_protos ? COLL_PROTOS : 1); q++) {
-            algos[nalgo] = a ? "tree" : p2p ? p2p_label : "ring";
-            sprotos[nalgo] = all_protos ? (enum coll_proto)q : cc.proto;
+    for (unsigned a = 0; a < 3; a++) {
+        if (!(a == 2 ? run_nvls : a ? run_tree : run_ring)) continue;
+        for (unsigned q = 0; q < (all_protos && a < 2 ? COLL_PROTOS : 1); q++) {   /* NVLS: Simple only */
+            algos[nalgo] = a == 2 ? "nvls" : a ? "tree" : p2p ? p2p_label : "ring";
+            sprotos[nalgo] = a == 2 ? COLL_PROTO_SIMPLE : all_protos ? (enum coll_proto)q : cc.proto;
             if (all_protos) snprintf(snames[nalgo], sizeof snames[nalgo], "%s/%s", algos[nalgo], coll_proto_name(sprotos[nalgo]));
             else snprintf(snames[nalgo], sizeof snames[nalgo], "%s", algos[nalgo]);
             nalgo++;
@@ -362,10 +379,13 @@ static void nccl_run(sim_test_ctx *c)
     bool conserved = true, all_checked_right = true;
     char cons_why[1200] = "";
     for (unsigned a = 0; a < nalgo; a++) {
-    bool tree = !strcmp(algos[a], "tree");
+    bool tree = !strcmp(algos[a], "tree"), nvls = !strcmp(algos[a], "nvls");
     coll_comm_set_proto(cm, sprotos[a]);
     if (!c->quiet && root) {
-        if (tree)
+        if (nvls)
+            printf("# nccl_tests: %s, %u ranks on %s, nvls (in-switch reduction and multicast), simple, %u channels, chunk %u B, "
+                   "burst %u packets (out-of-place)\n", coll_op_name(op), n, spec, coll_nvls_channels(cm), cc.chunk_bytes, gc.burst_pkts);
+        else if (tree)
             printf("# nccl_tests: %s, %u ranks in %u node(s) on %s, tree (double binary tree over nodes, a chain in a node), proto %s, "
                    "%u channels, chunk %u B, burst %u packets (out-of-place)\n", coll_op_name(op), n, coll_comm_nodes(cm), spec,
                    coll_proto_name(sprotos[a]), coll_tree_channels(cm), cc.chunk_bytes, gc.burst_pkts);
@@ -387,7 +407,8 @@ static void nccl_run(sim_test_ctx *c)
         long long wrong = -1;
         coll_comm_set_check(cm, check && count * esize <= CHECK_MAX_BYTES);
         for (unsigned it = 0; it < warmup + iters; it++) {
-            int bad = tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
+            int bad = nvls ? coll_nvls_all_reduce(cm, count, &r, why, sizeof why)
+                      : tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
             if (!bad && nodes > 1 && !fabric_quiet(f, t)) bad = 1, snprintf(why, sizeof why, "the links never went quiet within 20 us");
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
             if (bad) {
@@ -401,7 +422,7 @@ static void nccl_run(sim_test_ctx *c)
         w->algo = algos[a];
         w->series = snames[a];
         w->proto = coll_proto_name(r.proto);
-        w->predicted = tree ? pred_tree[r.proto] : pred_ring[r.proto] * row_fill(op, count * esize, chans,
+        w->predicted = nvls ? nvls_pred : tree ? pred_tree[r.proto] : pred_ring[r.proto] * row_fill(op, count * esize, chans,
                                                                                  coll_proto_slot_bytes(r.proto, cc.chunk_bytes, esize), n);
         w->bytes = count * esize;
         w->count = count;
@@ -491,6 +512,10 @@ static void nccl_run(sim_test_ctx *c)
     sim_report_metric(c->report, "gpu_pkts", (double)gpu_pkts);
     sim_report_metric(c->report, "gpu_msgs", (double)gpu_msgs);
     sim_report_metric(c->report, "ib_pkts", (double)ib_pkts);
+    if (run_nvls) {
+        sim_report_metric(c->report, "nvls_channels", coll_nvls_channels(cm));
+        sim_report_metric(c->report, "nvls_predicted_busbw_GBps", nvls_pred);
+    }
     char busiest[256];
     sim_report_metric(c->report, "max_link_util", sim_fabric_max_link_util(f, busiest, sizeof busiest));
     sim_report_metric_json(c->report, "busiest_link", cJSON_CreateString(busiest));
@@ -513,15 +538,27 @@ static void nccl_run(sim_test_ctx *c)
               "%u of %u rows checked element by element against the reference (check=%d, sizes up to %u MiB)%s", checked, nrows, check,
               CHECK_MAX_BYTES >> 20,
               all_checked_right ? ", none wrong" : "; some elements differ");
-    double worst = 0;
-    for (unsigned i = 0; i < nrows; i++) worst = rows[i].busbw > worst ? rows[i].busbw : worst;
-    sim_check(c->report, "busbw_within_nvlink_goodput", worst <= bound * 1.0001,
-              "peak busbw %.2f GB/s <= %u NVLinks x %.2f GB/s x 128/(128+%u) = %.2f GB/s", worst, ports, l0->GBps,
-              l0->overhead_bytes, bound);
-    unsigned large = 0, inband = 0, tlarge = 0, tinband = 0;
-    double lo_ratio = INFINITY, tlo_ratio = INFINITY;
+    double worst = 0, nvls_worst_alg = 0;
+    for (unsigned i = 0; i < nrows; i++)   /* NVLS's busbw is not wire bandwidth (system.md §4): its algbw is held to the links below */
+        if (strcmp(rows[i].algo, "nvls")) worst = rows[i].busbw > worst ? rows[i].busbw : worst;
+        else nvls_worst_alg = rows[i].algbw > nvls_worst_alg ? rows[i].algbw : nvls_worst_alg;
+    if (run_ring || run_tree)
+        sim_check(c->report, "busbw_within_nvlink_goodput", worst <= bound * 1.0001,
+                  "peak busbw %.2f GB/s <= %u NVLinks x %.2f GB/s x 128/(128+%u) = %.2f GB/s", worst, ports, l0->GBps,
+                  l0->overhead_bytes, bound);
+    if (run_nvls)
+        sim_check(c->report, "nvls_algbw_within_nvlink_goodput", nvls_worst_alg <= bound * 1.0001,
+                  "nvls peak algbw %.2f GB/s <= %.2f GB/s: each GPU sends its whole buffer once over its NVLinks", nvls_worst_alg, bound);
+    unsigned large = 0, inband = 0, tlarge = 0, tinband = 0, nlarge = 0, ninband = 0;
+    double lo_ratio = INFINITY, tlo_ratio = INFINITY, nlo_ratio = INFINITY, nhi_ratio = 0;
     for (unsigned i = 0; i < nrows; i++)
-        if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
+        if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "nvls")) {
+            double ratio = rows[i].busbw / nvls_pred;
+            nlarge++;
+            ninband += ratio >= NVLS_BAND_LOW && ratio <= 1.0001;
+            if (ratio < nlo_ratio) nlo_ratio = ratio;
+            if (ratio > nhi_ratio) nhi_ratio = ratio;
+        } else if (rows[i].bytes >= LARGE_BYTES && !strcmp(rows[i].algo, "tree")) {
             if (nodes > 1) continue;   /* the tree's prediction is NVLink-only: across nodes it is not predicted yet */
             double ratio = rows[i].busbw / rows[i].predicted;
             tlarge++;
@@ -544,6 +581,11 @@ static void nccl_run(sim_test_ctx *c)
                   "%u of %u tree rows >= %u MiB have busbw/predicted (their protocol's) in [%.2f, 1]; lowest %.3f; predicted (simple) %.2f GB/s: %s (%u channels, "
                   "each S/C up and down every edge of its tree; ll, ll128: x their wire efficiency)", tinband, tlarge, LARGE_BYTES >> 20, TREE_BAND_LOW, tlo_ratio, tree_pred,
                   tree_why, coll_tree_channels(cm));
+    if (nlarge)
+        sim_check(c->report, "nvls_busbw_near_prediction", ninband == nlarge,
+                  "%u of %u nvls rows >= %u MiB have busbw/predicted in [%.2f, 1] (%.3f .. %.3f); predicted %.2f GB/s: %s; "
+                  "the ring's link bound would be %.3f of it", ninband, nlarge, LARGE_BYTES >> 20, NVLS_BAND_LOW, nlo_ratio, nhi_ratio,
+                  nvls_pred, nvls_why, predicted / nvls_pred);
     /* the rings' placement: with a whole number of channels per NVLink every link direction carries the same share */
     uint64_t min_b = UINT64_MAX, max_b = 0;
     for (uint32_t l = 0; l < t->n_links; l++)
@@ -608,13 +650,34 @@ static void nccl_run(sim_test_ctx *c)
                       "%u of %u (algorithm, size) groups: the protocol auto's estimate picks runs within %.2fx of the fastest measured; worst %.3fx%s%s",
                       near, groups, AUTO_SLACK, worst_ratio, *worst_why ? ": " : "", worst_why);
     }
+    if (run_nvls && conserved) {   /* the switches' reduction units: every contribution consumed, each one result copy that arrived */
+        uint64_t contribs = 0, consumed = 0, held = 0, results = 0, waits = 0, most = 0;
+        for (uint32_t node = 0; node < t->n_nodes; node++) {
+            if (strcmp(t->nodes[node].kind->name, "switch")) continue;
+            const fabric_switch *sw = sim_fabric_component(f, node);
+            if (!sw || !fabric_switch_has_nvls(sw)) continue;
+            fabric_switch_stats st = fabric_switch_stats_get(sw);
+            contribs += st.nvls_contribs, consumed += st.nvls_consumed, held += st.nvls_held, results += st.nvls_results;
+            waits += st.nvls_table_waits;
+            most = st.nvls_most_keys > most ? st.nvls_most_keys : most;
+        }
+        uint64_t got = coll_nvls_results_received(cm);
+        sim_report_metric(c->report, "nvls_switch_results", (double)results);
+        sim_report_metric(c->report, "nvls_table_waits", (double)waits);
+        sim_report_metric(c->report, "nvls_most_keys", (double)most);   /* the most keys one switch held at once */
+        if (contribs != consumed || held || got != consumed) {
+            conserved = false;
+            snprintf(cons_why, sizeof cons_why, "nvls switches: %" PRIu64 " contributions, %" PRIu64 " consumed, %" PRIu64 " held; the GPUs got "
+                     "%" PRIu64 " result copies", contribs, consumed, held, got);
+        }
+    }
     sim_check(c->report, "conservation", conserved, "%s", conserved ? "every run: credits and slots returned, data sent = received, "
               "every packet freed, links and switches drained" : cons_why);
     char preds[256] = "", series[256] = "";   /* in the order of the series: auto's line is held to Simple's */
     for (unsigned a = 0; a < nalgo; a++) {
         enum coll_proto q = sprotos[a] == COLL_PROTO_AUTO ? COLL_PROTO_SIMPLE : sprotos[a];
         size_t lp = strlen(preds), ls = strlen(series);
-        snprintf(preds + lp, sizeof preds - lp, "%s%.3f", a ? " " : "", strcmp(algos[a], "tree") ? pred_ring[q] : pred_tree[q]);
+        snprintf(preds + lp, sizeof preds - lp, "%s%.3f", a ? " " : "", !strcmp(algos[a], "nvls") ? nvls_pred : strcmp(algos[a], "tree") ? pred_ring[q] : pred_tree[q]);
         snprintf(series + ls, sizeof series - ls, "%s%s", a ? " " : "", snames[a]);
     }
     if (root) write_plot(c, rows, nrows, coll_op_name(op), proto, bound, series, preds);
@@ -624,5 +687,5 @@ static void nccl_run(sim_test_ctx *c)
     topo_free(t);
 }
 
-SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring and tree collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
+SIM_TEST_RANKED(nccl_tests, "nccl-tests' busbw table from ring, tree and NVLS collectives on simulated NVLink/NVSwitch (models/collective)", nccl_params,
          "minbytes=64 maxbytes=64M stepfactor=16", nccl_run)

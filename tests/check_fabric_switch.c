@@ -27,6 +27,8 @@ typedef struct rig {
 } rig;
 
 static char err[1024];
+static bool rig_nvls;                 /* the next rig's switch has a reduction unit (nvls=1) */
+static void (*rig_on_recv)(sim_pkt *p);   /* sees every delivered packet before it is freed (NULL: none) */
 
 static void host_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
 {
@@ -35,6 +37,7 @@ static void host_recv(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     sim_pkt *p = msg;
     R->last_lat_ps = sim_now(R->k) - p->injected_ps;
     R->got[p->dst == SIM_PKT_GROUP ? 0 : p->dst][p->src]++;
+    if (rig_on_recv) rig_on_recv(p);
     sim_pkt_free(p);
 }
 
@@ -43,7 +46,7 @@ static rig *rig_new(double out3_GBps, const fabric_switch_cfg *cfg)
     rig *R = calloc(1, sizeof *R);
     R->k = sim_kernel_new();
     R->t = topo_new("ib-ndr", err, sizeof err);
-    const char *sp[] = { "ports=4", NULL };
+    const char *sp[] = { "ports=4", rig_nvls ? "nvls=1" : NULL, NULL };
     ck_assert_int_ge(topo_add_node(R->t, "s0", "switch", sp, err, sizeof err), 0);
     char n[16], e[16];
     for (unsigned h = 0; h < NH; h++) {
@@ -192,6 +195,147 @@ START_TEST(multicast_one_copy_each)
 }
 END_TEST
 
+/* ---- the reduction unit (NVLS): contributions of h0..h3 to one group ---- */
+typedef struct red_vals { fabric_reduce_data hdr; long sum; unsigned readers; } red_vals;
+static void red_combine(fabric_reduce_data *acc, fabric_reduce_data *other)
+{
+    ((red_vals *)acc)->sum += ((red_vals *)other)->sum;
+    free(other);
+}
+static long red_sum_seen[NH];
+static uint64_t red_results[NH], red_order_bad;
+static void red_recv(sim_pkt *p)
+{
+    ck_assert(!(p->flags & SIM_PKT_F_REDUCE));
+    ck_assert_uint_eq(p->dst, p->src);   /* the result copy comes back to its sender */
+    if (p->seq != red_results[p->dst]) red_order_bad++;   /* each sender's results in the order of its keys */
+    red_results[p->dst]++;
+    red_vals *v = p->data;
+    if (v) {
+        red_sum_seen[p->dst] += v->sum;
+        if (--v->readers == 0) free(v);
+    }
+}
+
+static bool red_send(rig *R, unsigned h, uint32_t gid, uint64_t seq, uint32_t bytes, bool values)
+{
+    sim_link *l = R->to_sw[h];
+    uint32_t cr = (bytes + 63) / 64;
+    if (!sim_link_can_send(l, 0, cr)) return false;
+    sim_pkt *p = sim_pkt_alloc(&R->pool);
+    p->src = h; p->dst = SIM_PKT_GROUP; p->group = gid; p->wire_bytes = bytes; p->payload_bytes = bytes; p->seq = seq;
+    p->flags = SIM_PKT_F_REDUCE; p->flow = 7; p->injected_ps = sim_now(R->k);
+    if (values) {
+        red_vals *v = malloc(sizeof *v);
+        *v = (red_vals){ .hdr = { red_combine }, .sum = (long)(seq * 10 + h), .readers = NH };
+        p->data = v;
+    }
+    ck_assert(sim_link_try_send(l, p, bytes, 0, cr));
+    return true;
+}
+
+static void red_reset(void)
+{
+    memset(red_sum_seen, 0, sizeof red_sum_seen);
+    memset(red_results, 0, sizeof red_results);
+    red_order_bad = 0;
+    rig_on_recv = red_recv;
+}
+
+/* One key at zero load: every host gets the sum once, at both links' serialisation and latency + the pipeline +
+ * the unit's time for the four contributions + its latency, from the configuration. */
+START_TEST(nvls_zero_load)
+{
+    fabric_switch_cfg c = FABRIC_SWITCH_CFG_DEFAULT;
+    rig_nvls = true;
+    rig *R = rig_new(-1, &c);
+    rig_nvls = false;
+    red_reset();
+    ck_assert(fabric_switch_has_nvls(R->s));
+    uint32_t m[] = { 0, 1, 2, 3 };
+    uint32_t gid = sim_groups_add(R->g, m, 4);
+    for (unsigned h = 0; h < NH; h++) red_send(R, h, gid, 0, 1000, true);
+    sim_run(R->k, SIM_TIME_MAX);
+    const topo_link *a = &R->t->links[R->t->nodes[0].port_link[0]];
+    double want_ps = 2 * (1000 * 1000 / a->GBps + a->latency_ns * 1000) + c.pipeline_ns * 1000 + 4 * 1000 * 1000 / c.nvls_reduce_GBps +
+                     c.nvls_latency_ns * 1000;
+    for (unsigned h = 0; h < NH; h++) {
+        ck_assert_uint_eq(red_results[h], 1);
+        ck_assert_int_eq(red_sum_seen[h], 0 + 1 + 2 + 3);
+    }
+    ck_assert_msg(fabs((double)R->last_lat_ps - want_ps) <= 4, "latency %llu ps, want %.0f", (unsigned long long)R->last_lat_ps, want_ps);
+    fabric_switch_stats st = fabric_switch_stats_get(R->s);
+    ck_assert_uint_eq(st.nvls_contribs, 4);
+    ck_assert_uint_eq(st.nvls_consumed, 4);
+    ck_assert_uint_eq(st.nvls_results, 1);
+    ck_assert_uint_eq(st.nvls_held, 0);
+    ck_assert_uint_eq(st.clones, 0);   /* each contribution became its sender's result copy */
+    rig_on_recv = NULL;
+    rig_free(R);
+}
+END_TEST
+
+/* Back-pressure: h3 holds back, so no key completes; h0..h2 fill their input buffers with contributions whose
+ * credits stay held (nothing is returned until reduced), then stop. Once h3 sends, every key is reduced, every
+ * host gets every result in its keys' order with the right sums, and everything drains. */
+static rig *bp_rig;
+static uint32_t bp_gid;
+static uint64_t bp_sent[NH];
+static bool bp_h3_go;
+static sim_process bp_proc;
+#define BP_KEYS 300u
+static void bp_fn(void *ctx)
+{
+    (void)ctx;
+    for (unsigned h = 0; h < NH; h++) {
+        if (h == 3 && !bp_h3_go) continue;
+        while (bp_sent[h] < BP_KEYS && red_send(bp_rig, h, bp_gid, bp_sent[h], 512, true)) bp_sent[h]++;
+    }
+    bool more = false;
+    for (unsigned h = 0; h < NH; h++) more |= bp_sent[h] < BP_KEYS && (h < 3 || bp_h3_go);
+    if (more) sim_next_trigger_at(bp_rig->k, SIM_NS(10));
+}
+
+START_TEST(nvls_backpressure)
+{
+    fabric_switch_cfg c = FABRIC_SWITCH_CFG_DEFAULT;
+    rig_nvls = true;
+    bp_rig = rig_new(-1, &c);
+    rig_nvls = false;
+    rig *R = bp_rig;
+    red_reset();
+    uint32_t m[] = { 0, 1, 2, 3 };
+    bp_gid = sim_groups_add(R->g, m, 4);
+    memset(bp_sent, 0, sizeof bp_sent);
+    bp_h3_go = false;
+    sim_method_init(&bp_proc, R->k, "hosts", bp_fn, NULL);
+    sim_run(R->k, SIM_US(20));
+    unsigned fit = c.buffer_bytes_per_vc / 512;   /* 512-byte contributions one input buffer holds */
+    for (unsigned h = 0; h < 3; h++) ck_assert_uint_eq(bp_sent[h], fit);
+    fabric_switch_stats st = fabric_switch_stats_get(R->s);
+    ck_assert_uint_eq(st.nvls_held, 3 * fit);
+    ck_assert_uint_eq(st.nvls_results, 0);
+    ck_assert_uint_eq(fabric_switch_port(R->s, 0)->max_held_credits * c.credit_bytes, c.buffer_bytes_per_vc);
+    ck_assert_msg(fabric_switch_check(R->s, false, err, sizeof err) == 0, "%s", err);
+    bp_h3_go = true;   /* the hosts' process polls every 10 ns while any host has keys left */
+    sim_run(R->k, SIM_TIME_MAX);
+    for (unsigned h = 0; h < NH; h++) {
+        ck_assert_uint_eq(bp_sent[h], BP_KEYS);
+        ck_assert_uint_eq(red_results[h], BP_KEYS);
+        long want = 0;
+        for (uint64_t k = 0; k < BP_KEYS; k++) want += (long)(k * 10 * NH + 0 + 1 + 2 + 3);
+        ck_assert_int_eq(red_sum_seen[h], want);
+    }
+    ck_assert_uint_eq(red_order_bad, 0);
+    st = fabric_switch_stats_get(R->s);
+    ck_assert_uint_eq(st.nvls_consumed, NH * BP_KEYS);
+    ck_assert_uint_eq(st.nvls_results, BP_KEYS);
+    ck_assert_uint_eq(st.nvls_held, 0);
+    rig_on_recv = NULL;
+    rig_free(R);
+}
+END_TEST
+
 /* Random unicast and multicast traffic of random sizes from every host, with
  * both allocators: the same grants in the same order (the fabric-wide
  * comparison is tests/check_fabric_alloc.c; this one adds multicast). */
@@ -284,6 +428,8 @@ int main(void)
     tcase_add_test(tc, round_robin_fair);
     tcase_add_test(tc, credits_bound_buffer);
     tcase_add_test(tc, multicast_one_copy_each);
+    tcase_add_test(tc, nvls_zero_load);
+    tcase_add_test(tc, nvls_backpressure);
     tcase_add_loop_test(tc, allocators_agree_with_multicast, 0, 4);
     suite_add_tcase(s, tc);
     return run_suite(s);

@@ -89,12 +89,15 @@ struct coll_comm {
     unsigned *ring_order, *ring_pos;
     unsigned ring_nodes;           /* NVLink domains the rings cross (1: one node) */
     unsigned *rank_domain;         /* rank -> its NVLink domain (the topology's, whatever gpus_per_node says) */
+    struct nvls_state *nvls;       /* nvls.c's, made at its first run */
 };
 
 /* coll_nodes.c: fills n_nodes and rank_node; -1 with err on a bad gpus_per_node. */
 int coll_nodes_group(coll_comm *c, char *err, size_t errlen);
 /* tree.c */
 void coll_tree_free(coll_comm *c);
+/* nvls.c */
+void coll_nvls_free(coll_comm *c);
 /* collective.c: the flow label of connection src -> dst of channel ch on `port` (see there), and rank r's input. */
 uint64_t coll_pick_flow(coll_comm *c, unsigned src, unsigned dst, unsigned port, unsigned ch, unsigned kind);
 float coll_input_value(unsigned r, uint64_t i);

@@ -163,6 +163,7 @@ void coll_comm_free(coll_comm *c)
     if (!c) return;
     coll_tree_free(c);
     coll_p2p_free(c);
+    coll_nvls_free(c);
     free(c->rank);
     free(c->rank_node);
     free(c->ring_order);

@@ -115,4 +115,21 @@ unsigned coll_tree_peers(const coll_comm *c, unsigned ch, unsigned r, int *paren
 /* One all_reduce of `count` floats over the trees; as coll_run. */
 int coll_tree_all_reduce(coll_comm *c, uint64_t count, coll_result *r, char *why, size_t why_n);
 
+/* ---- NVLS all_reduce (nvls.c): NCCL's NVLink SHARP. Channel ch (cfg.channels,
+ * 0 = one per NVLink port) on NVLink port ch % ports of every rank, through
+ * the switch that port leads to, which must have a reduction unit (topology
+ * node param nvls=1; models/fabric/switch.h); per chunk every rank writes
+ * its contribution to the group of all ranks, the switch reduces and sends
+ * each rank the sum; flags and acks as the ring's slots, also reduced in the
+ * switch. One process only. */
+/* Can this communicator run NVLS (every GPU's port p on one nvls=1 switch)? false with why. */
+bool coll_nvls_available(const coll_comm *c, char *why, size_t why_n);
+unsigned coll_nvls_channels(const coll_comm *c);
+unsigned coll_nvls_port(const coll_comm *c, unsigned ch);
+int coll_nvls_switch(const coll_comm *c, unsigned ch);   /* the topology node of channel ch's switch */
+/* One all_reduce of `count` floats with NVLS; as coll_run. */
+int coll_nvls_all_reduce(coll_comm *c, uint64_t count, coll_result *r, char *why, size_t why_n);
+/* Result messages the ranks received over every NVLS run (the switches' result copies, for conservation). */
+uint64_t coll_nvls_results_received(const coll_comm *c);
+
 #endif

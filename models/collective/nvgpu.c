@@ -130,8 +130,26 @@ static sim_pkt *make_pkt(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, u
     return k;
 }
 
+/* A write in bursts (nvgpu_send_data); group != 0: a reduce contribution to it (nvgpu_send_reduce), seq = key + index. */
+static uint32_t send_write(nvgpu *g, unsigned port, uint32_t dst, uint32_t group, uint64_t flow, uint64_t payload_bytes,
+                           uint8_t kind, void *data, bool notify, uint64_t tag, uint64_t key);
+
 uint32_t nvgpu_send_data(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint64_t payload_bytes, uint8_t kind,
                          void *data, bool notify, uint64_t tag)
+{
+    return send_write(g, port, dst, 0, flow, payload_bytes, kind, data, notify, tag, 0);
+}
+
+uint32_t nvgpu_send_reduce(nvgpu *g, unsigned port, uint32_t group, uint64_t flow, uint64_t payload_bytes, uint8_t kind,
+                           uint64_t key, void *data, bool notify, uint64_t tag)
+{
+    if (!group) sim_fatal("%s: a reduce write needs a multicast group", g->name);
+    if (!payload_bytes) sim_fatal("%s: a reduce write of 0 bytes (every member must give each key)", g->name);
+    return send_write(g, port, SIM_PKT_GROUP, group, flow, payload_bytes, kind, data, notify, tag, key);
+}
+
+static uint32_t send_write(nvgpu *g, unsigned port, uint32_t dst, uint32_t group, uint64_t flow, uint64_t payload_bytes,
+                           uint8_t kind, void *data, bool notify, uint64_t tag, uint64_t key)
 {
     if (!payload_bytes) {
         if (notify && g->on_sent) g->on_sent(g->ctx, g, tag);
@@ -150,7 +168,9 @@ uint32_t nvgpu_send_data(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, u
         uint64_t len = payload_bytes - off < burst_bytes ? payload_bytes - off : burst_bytes;
         uint32_t pkts = (uint32_t)((len + NVGPU_PKT_PAYLOAD_BYTES - 1) / NVGPU_PKT_PAYLOAD_BYTES);
         bool last = off + len == payload_bytes;
-        push(g, port, make_pkt(g, port, dst, flow, (uint32_t)len, pkts, kind, last ? data : NULL, msgs), last && notify, tag);
+        sim_pkt *k = make_pkt(g, port, dst, flow, (uint32_t)len, pkts, kind, last ? data : NULL, key + msgs);
+        if (group) k->group = group, k->flags |= SIM_PKT_F_REDUCE;
+        push(g, port, k, last && notify, tag);
         msgs++;
     }
     return msgs;

@@ -61,6 +61,16 @@ sim_kernel *nvgpu_kernel(const nvgpu *g);
  * (the callback, if asked, comes at once). Returns the messages queued. */
 uint32_t nvgpu_send_data(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint64_t payload_bytes, uint8_t kind,
                          void *data, bool notify, uint64_t tag);
+/* A write to multicast group `group` that a switch with a reduction unit
+ * (models/fabric/switch.h, NVLS) reduces with the other members' writes of
+ * the same keys before sending each member the result: as nvgpu_send_data,
+ * but to the group with SIM_PKT_F_REDUCE beside `kind` in the flags, and
+ * message i's key (its seq) is key + i -- every member must cut the same
+ * bytes the same way (same burst_pkts). The last message carries data, which
+ * then must start with a fabric_reduce_data (or be NULL on every member).
+ * What comes back is the result copy per message, addressed to this GPU. */
+uint32_t nvgpu_send_reduce(nvgpu *g, unsigned port, uint32_t group, uint64_t flow, uint64_t payload_bytes, uint8_t kind,
+                           uint64_t key, void *data, bool notify, uint64_t tag);
 /* A small write (a flag, an ack): one packet of `payload_bytes` (<= 128). */
 void nvgpu_send_small(nvgpu *g, unsigned port, uint32_t dst, uint64_t flow, uint32_t payload_bytes, uint8_t kind, void *data,
                       uint64_t seq);

@@ -10,6 +10,7 @@
  * An output left alone would have given the same answer (see allocate), so
  * both grant the same packets at the same times and wake at the same times. */
 #include "models/fabric/switch.h"
+#include "models/fabric/switch_nvls.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -89,6 +90,7 @@ struct fabric_switch {
     sim_event kick;
     fabric_switch_stats st;
     char name[TOPO_NAME_MAX + 1];
+    sw_nvls *nvls;                  /* the reduction unit (node param nvls=1), else NULL */
 };
 
 static inline sw_queue *voq_at(const fabric_switch *s, unsigned in, unsigned out, unsigned vc)
@@ -238,7 +240,13 @@ static void on_receive(void *ctx, sim_link *l, void *msg, uint32_t bytes)
     ip->st.rx_bytes += pkt->wire_bytes;
     s->st.received++;
     sim_time_ps eligible_ps = sim_link_arrival_ps(l) + s->pipeline_ps;
-    if (pkt->dst == SIM_PKT_GROUP) {
+    if (pkt->dst == SIM_PKT_GROUP && (pkt->flags & SIM_PKT_F_REDUCE)) {
+        if (!s->nvls) sim_fatal("%s: a reduce contribution (group %u) at a switch without a reduction unit (nvls=1)", s->name, pkt->group);
+        b->copies_left = 1;   /* its result copy: the credits stay held until that has left */
+        sw_nvls_add(s->nvls, pkt, b, ip->index, eligible_ps, sim_now(s->k));
+        if (sw_nvls_next_ps(s->nvls) != SIM_TIME_MAX) wake_at(s, sw_nvls_next_ps(s->nvls));   /* a reduction's end */
+        return;
+    } else if (pkt->dst == SIM_PKT_GROUP) {
         enqueue_multicast(s, ip, pkt, b, eligible_ps);
     } else {
         topo_hop h = topo_route_next(s->r, s->node, (int)ip->index, pkt->dst, pkt->flow);
@@ -467,6 +475,14 @@ static void allocate_masked(fabric_switch *s, sim_time_ps now, sim_time_ps next_
     if (next_ps != SIM_TIME_MAX) wake_at(s, next_ps > now ? next_ps : now + 1);
 }
 
+/* A reduced contribution, now the result copy for its sender, into the VOQ of the input it came in on. */
+static void nvls_emit(void *ctx, sim_pkt *pkt, void *buf, unsigned in_port, sim_time_ps done_ps)
+{
+    fabric_switch *s = ctx;
+    topo_hop h = topo_route_next(s->r, s->node, (int)in_port, pkt->dst, pkt->flow);
+    enqueue(s, in_port, h.port, h.vc, pkt, buf, done_ps);
+}
+
 static void allocate(void *ctx)
 {
     fabric_switch *s = ctx;
@@ -475,6 +491,10 @@ static void allocate(void *ctx)
     s->delta_kick = false;
     s->st.allocations++;
     sim_time_ps next_ps = s->waiting ? pick_up_arrivals(s, now, delta_run) : SIM_TIME_MAX;
+    if (s->nvls) {   /* reductions that ended by now: their results join the VOQs before this run's looks */
+        sim_time_ps t = sw_nvls_run(s->nvls, now, nvls_emit, s);
+        if (t < next_ps) next_ps = t;
+    }
     if (s->cfg.allocator == FABRIC_SWITCH_ALLOC_SCAN) allocate_scan(s, now, next_ps);
     else allocate_masked(s, now, next_ps);
 }
@@ -517,6 +537,22 @@ fabric_switch *fabric_switch_new(sim_kernel *k, const topo *t, uint32_t node, co
     *s = (fabric_switch){ .k = k, .t = t, .node = node, .r = r, .g = g, .cfg = cfg, .nports = t->nodes[node].nports,
                           .nvcs = nvcs, .pipeline_ps = (sim_time_ps)llround(cfg.pipeline_ns * 1000.0) };
     snprintf(s->name, sizeof s->name, "%s", nm);
+    int64_t nvls = topo_node_param(t, node, "nvls", 0);
+    if (nvls != 0 && nvls != 1) {
+        snprintf(why, why_n, "switch %s: nvls=%lld (allowed: 0 none, 1 a reduction unit)", nm, (long long)nvls);
+        free(s);
+        return NULL;
+    }
+    if (nvls) {
+        if (!(cfg.nvls_reduce_GBps > 0) || !(cfg.nvls_latency_ns >= 0) || cfg.nvls_latency_ns > 1e9 || cfg.nvls_table_entries < 1 ||
+            cfg.nvls_table_entries > (1u << 24)) {
+            snprintf(why, why_n, "switch %s: nvls_reduce_GBps %g, nvls_latency_ns %g, nvls_table_entries %u (allowed: > 0, 0 .. 1e9, "
+                     "1 .. 16777216)", nm, cfg.nvls_reduce_GBps, cfg.nvls_latency_ns, cfg.nvls_table_entries);
+            free(s);
+            return NULL;
+        }
+        s->nvls = sw_nvls_new(g, &cfg, nm);
+    }
     s->ports = calloc(s->nports, sizeof *s->ports);
     s->voq = calloc((size_t)s->nports * s->nports * nvcs, sizeof *s->voq);
     s->pair_len = calloc((size_t)s->nports * s->nports, sizeof *s->pair_len);
@@ -625,6 +661,7 @@ int fabric_switch_check(const fabric_switch *s, bool drained, char *why, size_t 
             }
         }
     }
+    if (s->nvls && sw_nvls_check(s->nvls, drained, why, why_n)) return 1;
     if (queued != st->inside) {
         snprintf(why, why_n, "switch %s: %llu entries queued per output but %llu inside", s->name,
                  (unsigned long long)queued, (unsigned long long)st->inside);
@@ -662,6 +699,7 @@ void fabric_switch_for_each_held(const fabric_switch *s, void (*fn)(sim_pkt *pkt
     size_t n_queues = (size_t)s->nports * s->nports * s->nvcs;
     for (size_t q = 0; q < n_queues; q++)
         for (const sw_entry *e = s->voq[q].head; e; e = e->next) fn(e->pkt, ctx);
+    if (s->nvls) sw_nvls_for_each_held(s->nvls, fn, ctx);
 }
 
 void fabric_switch_free(fabric_switch *s)
@@ -670,13 +708,20 @@ void fabric_switch_free(fabric_switch *s)
     for (size_t i = 0; i < s->n_blocks; i++) free(s->blocks[i]);
     free(s->blocks);
     sim_pkt_pool_free(&s->pool);
+    sw_nvls_free(s->nvls);
     free(s->voq);
     free(s->pair_len);
     free(s->ports);
     free(s);
 }
 
-fabric_switch_stats fabric_switch_stats_get(const fabric_switch *s) { return s->st; }
+fabric_switch_stats fabric_switch_stats_get(const fabric_switch *s)
+{
+    fabric_switch_stats st = s->st;
+    if (s->nvls) sw_nvls_stats(s->nvls, &st);
+    return st;
+}
+bool fabric_switch_has_nvls(const fabric_switch *s) { return s->nvls != NULL; }
 
 const fabric_switch_port_stats *fabric_switch_port(const fabric_switch *s, unsigned port)
 {

@@ -51,8 +51,25 @@ typedef struct fabric_switch_cfg {
      * without an order key (sim_link_set_order_key: the fabric gives every
      * link one), always deliver. */
     bool plain_delivery;
+    /* The reduction unit (NVLS), on switches whose topology node has param
+     * nvls=1 (dgx-h100's NVSwitch-3 chips); unused elsewhere. Docs: fabric_switch.md. */
+    double nvls_reduce_GBps;        /* contribution bytes it consumes per second (1600: 400 GFLOPS FP32, one add per input float) */
+    double nvls_latency_ns;         /* from the end of a key's reduction to its results (50, assumed) */
+    uint32_t nvls_table_entries;    /* partial keys it holds at once (4096, assumed); beyond, new keys wait, holding credits */
 } fabric_switch_cfg;
-#define FABRIC_SWITCH_CFG_DEFAULT ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL, false, false })
+#define FABRIC_SWITCH_CFG_DEFAULT                                                                                          \
+    ((fabric_switch_cfg){ 65536, 64, 100.0, 1.0, FABRIC_SWITCH_ALLOC_MASKED, NULL, NULL, false, false, 1600.0, 50.0, 4096 })
+
+/* In-switch reduction (NVLS): what a reduce contribution's data points to,
+ * when it carries values (the owning model's record starts with it). The
+ * switch never reads values: when a key's contributions are reduced it calls
+ * acc->combine(acc, other) for every other contribution's data -- the owning
+ * model's code folds the values and takes `other` -- and every result copy
+ * then carries acc (one pointer, as many copies as members: the model counts
+ * its readers). */
+typedef struct fabric_reduce_data {
+    void (*combine)(struct fabric_reduce_data *acc, struct fabric_reduce_data *other);
+} fabric_reduce_data;
 
 /* Registers kind "switch" with the fabric; calling it twice is harmless. */
 void fabric_switch_register(void);
@@ -92,7 +109,14 @@ typedef struct fabric_switch_stats {
     uint64_t allocations;           /* allocator runs */
     uint64_t output_evals;          /* outputs the allocator looked at (the scan: every output with entries, every run) */
     uint64_t picked_up;             /* arrivals it took itself (plain_delivery false), of `received` */
+    /* the reduction unit (nvls=1; else 0): contributions = consumed + held; each consumed one became one result copy */
+    uint64_t nvls_contribs, nvls_consumed, nvls_results, nvls_held;
+    uint64_t nvls_table_waits;      /* contributions of a new key that waited for room in the table */
+    uint64_t nvls_most_keys;        /* most partial keys held at once */
+    sim_time_ps nvls_busy_ps;       /* the unit's busy time */
 } fabric_switch_stats;
+/* Has this switch a reduction unit (node param nvls=1)? */
+bool fabric_switch_has_nvls(const fabric_switch *s);
 
 fabric_switch_stats fabric_switch_stats_get(const fabric_switch *s);
 /* NULL when port is out of range. */
