@@ -121,7 +121,7 @@ void train_setup_build(sim_test_ctx *c, train_setup *s, const train_knobs *k, un
     memset(s, 0, sizeof *s);
     s->m = k->m;
     s->microbatch = k->microbatch;
-    s->global_batch = k->global_batch;
+    s->global_batch = k->global_batch ? k->global_batch : (uint64_t)k->microbatch * k->dp * 2 * k->pp;   /* 0: 2 x pp micro-batches each */
     s->dt = k->dt;
     s->recompute = k->recompute;
     s->lay.tp = k->tp, s->lay.pp = k->pp, s->lay.dp = k->dp;

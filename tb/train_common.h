@@ -68,7 +68,7 @@ typedef struct train_setup {
     bool recompute;
     train_layer_work layer, output;
     double layer_fwd_ns, layer_bwd_ns, output_fwd_ns, output_bwd_ns;
-    char spec[256];
+    char spec[320];                  /* topo=, with ":nodes=N" for a preset */
     unsigned nodes, gpus_per_node;   /* of the topology: GPU i is in node i / gpus_per_node */
     topo *t;
     topo_routes *routes;

@@ -15,7 +15,8 @@
 
 static const sim_param_def train_params[] = {
     TRAIN_SHAPE_PARAMS("1"),
-    SIM_PARAM_INT("global_batch", "8", "", 1, 1 << 24, "sequences per step (all DP replicas)"),
+    SIM_PARAM_INT("global_batch", "0", "", 0, 1 << 24,
+                  "sequences per step (all DP replicas); 0: 2 x pp micro-batches per replica (microbatch x dp x 2 pp), enough to fill the pipeline"),
     SIM_PARAM_INT("dp", "2", "", 1, 1 << 16, "data-parallel replicas (tp x pp x dp = the topology's GPUs)"),
     SIM_PARAM_INT("nodes", "1", "", 1, 1024, "servers of the topo= preset"),
     SIM_PARAM_ENUM("fidelity", "flow", "flow|packet", "communication model on every tier (packet: not modelled yet for train_step)"),
