@@ -230,19 +230,32 @@ static void on_timer(void *obj, uint64_t tag)
     update(n);
 }
 
-int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id, uint64_t bytes,
-                      sim_flownet_done_fn on_drained, sim_flownet_done_fn done, void *arg)
+/* The latency of the path in n->path_buf (len hops): every link's, and per switch a packet's store and forward. */
+static double path_latency_ns(const sim_flownet *n, int len)
 {
     const topo *t = n->t;
-    int len = topo_flow_path(t, n->r, src_ep, dst_ep, flow_id, n->path_buf, t->n_nodes + 1);
-    if (len <= 0) return -1;
     double lat_ns = 0;
     for (int h = 0; h < len; h++) {
         const topo_link *l = &t->links[n->path_buf[h] / 2];
         lat_ns += l->latency_ns;
         if (h > 0) lat_ns += (double)(n->cfg.mtu_bytes + l->overhead_bytes) / l->GBps + n->cfg.hop_ns;   /* store and forward */
     }
-    sim_time_ps latency_ps = (sim_time_ps)(lat_ns * 1000.0 + 0.5);
+    return lat_ns;
+}
+
+double sim_flownet_path_latency_ns(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id)
+{
+    int len = topo_flow_path(n->t, n->r, src_ep, dst_ep, flow_id, n->path_buf, n->t->n_nodes + 1);
+    return len > 0 ? path_latency_ns(n, len) : -1;
+}
+
+int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id, uint64_t bytes,
+                      sim_flownet_done_fn on_drained, sim_flownet_done_fn done, void *arg)
+{
+    const topo *t = n->t;
+    int len = topo_flow_path(t, n->r, src_ep, dst_ep, flow_id, n->path_buf, t->n_nodes + 1);
+    if (len <= 0) return -1;
+    sim_time_ps latency_ps = (sim_time_ps)(path_latency_ns(n, len) * 1000.0 + 0.5);
     n->st.started++;
     n->st.bytes_started += (double)bytes;
     if (!bytes) {

@@ -41,6 +41,10 @@ void sim_flownet_free(sim_flownet *n);
 int sim_flownet_start(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id, uint64_t bytes,
                       sim_flownet_done_fn on_drained, sim_flownet_done_fn done, void *arg);
 
+/* The latency a flow from src to dst with this id adds after its last byte
+ * leaves (every link's, a packet's store and forward per switch); -1 without a route. */
+double sim_flownet_path_latency_ns(sim_flownet *n, uint32_t src_ep, uint32_t dst_ep, uint64_t flow_id);
+
 typedef struct sim_flownet_stats {
     uint64_t started, drained, delivered;   /* flows: begun; last byte sent; done called */
     double bytes_started, bytes_drained;

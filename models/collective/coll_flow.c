@@ -28,6 +28,8 @@ struct cf_op {
     uint32_t *ep;
     cf_conn *conn;            /* [r * C + c] */
     unsigned recv_done, need_done;   /* connections that have received every item; how many must */
+    bool streamed;            /* one flow per connection (cfg.stream_above_flows) */
+    sim_time_ps start_ps;     /* streamed: when it began (the reductions start no earlier) */
     coll_flow_done_fn done;
     void *arg;
 };
@@ -270,6 +272,65 @@ static void try_send(cf_conn *cn)
     }
 }
 
+/* ---- streamed rings: a connection's steps as one flow ---- */
+
+static void stream_finished(void *obj, uint64_t tag)
+{
+    (void)tag;
+    cf_conn *rx = obj;
+    cf_op *o = rx->op;
+    if (++o->recv_done == o->need_done) finish_op(o, 0);
+}
+
+/* Connection tx's bytes are all in at its next rank. The chunked ring takes
+ * the longer of two things: its link's bytes (the flow's time), and one
+ * chunk's chain through every step (each waits for the one before it: the
+ * chunk's time at the rate the flow got, a hop's latency, the fence, a
+ * reduction) -- with one chunk per step the chain is the whole time, with
+ * many the link's bytes hide it. The receiver's reductions also hold its unit
+ * (FIFO, shared) for all of its reduced bytes from the start. */
+static void stream_in(void *arg)
+{
+    cf_conn *rx = arg;
+    cf_op *o = rx->op;
+    coll_flow *e = o->e;
+    cf_conn *tx = sender_of(rx);
+    sim_time_ps now = sim_now(e->k);
+    double hop_ns = sim_flownet_path_latency_ns(e->net, o->ep[tx->r], o->ep[rx->r], tx->flow_id);
+    uint64_t share = share_bytes(o, rx->c), chunk = share < e->cfg.chunk_bytes ? share : e->cfg.chunk_bytes;
+    double bytes = (double)o->steps * (double)share, flow_ns = (double)(now - o->start_ps) / 1000.0 - hop_ns;
+    double chunk_ns = flow_ns > 0 && bytes > 0 ? flow_ns * (double)chunk / bytes : 0;
+    unsigned reduce_steps = o->op == COLL_REDUCE_SCATTER ? o->n - 1 : o->op == COLL_ALL_REDUCE ? o->n - 1 : 0;
+    double reduce_ns = reduce_steps ? (double)chunk / e->cfg.reduce_GBps : 0;
+    double chain_ns = (double)o->steps * (chunk_ns + hop_ns + e->cfg.fence_ns) + (double)reduce_steps * reduce_ns;
+    sim_time_ps at = now + (sim_time_ps)((e->cfg.fence_ns + reduce_ns) * 1000.0 + 0.5);
+    sim_time_ps chain_at = o->start_ps + (sim_time_ps)(chain_ns * 1000.0 + 0.5);
+    if (chain_at > at) at = chain_at;
+    if (reduce_steps) {
+        sim_time_ps *free_ps = &e->unit_free_ps[o->ep[rx->r]];
+        sim_time_ps begin = *free_ps > o->start_ps ? *free_ps : o->start_ps;
+        *free_ps = begin + (sim_time_ps)((double)reduce_steps * (double)share * 1000.0 / e->cfg.reduce_GBps + 0.5);
+        if (*free_ps > at) at = *free_ps;
+    }
+    sim_schedule_callback(e->k, at - now, 0, stream_finished, rx, 0);
+}
+
+static void stream_start(cf_op *o)
+{
+    coll_flow *e = o->e;
+    o->start_ps = sim_now(e->k);
+    for (unsigned r = 0; r < o->n; r++)
+        for (unsigned c = 0; c < o->C; c++) {
+            cf_conn *cn = &o->conn[r * o->C + c];
+            unsigned next = (r + 1) % o->n;
+            uint64_t bytes = (uint64_t)o->steps * share_bytes(o, c);
+            e->st.chunks++;
+            e->st.bytes += (double)bytes;
+            if (sim_flownet_start(e->net, o->ep[r], o->ep[next], cn->flow_id, bytes, NULL, stream_in, &o->conn[next * o->C + c]) != 0)
+                sim_fatal("coll_flow: no route from endpoint %u to %u", o->ep[r], o->ep[next]);
+        }
+}
+
 static int start(coll_flow *e, bool p2p, enum coll_op op, const uint32_t *eps, unsigned n, uint64_t bytes, coll_flow_done_fn done,
                  void *arg, char *why, size_t why_n)
 {
@@ -312,6 +373,13 @@ static int start(coll_flow *e, bool p2p, enum coll_op op, const uint32_t *eps, u
             cn->op = o, cn->r = r, cn->c = c;
             cn->flow_id = steer(e, eps[r], eps[(r + 1) % n], c);
         }
+    o->streamed = !p2p && e->cfg.stream_above_flows &&
+                  (double)n * o->C * o->steps * (double)o->chunks > (double)e->cfg.stream_above_flows;
+    if (o->streamed) {
+        e->st.streamed++;
+        stream_start(o);
+        return 0;
+    }
     for (unsigned i = 0; i < n * o->C; i++) try_send(&o->conn[i]);
     return 0;
 }
