@@ -56,6 +56,18 @@ sim_time_ps sim_fabric_run(sim_fabric *f, sim_time_ps until_ps)
     return t;
 }
 
+bool sim_fabric_run_until_quiet(sim_fabric *f, sim_time_ps step_ps, unsigned max_steps)
+{
+    for (unsigned i = 0; i < max_steps; i++) {
+        bool quiet = true;
+        for (uint32_t l = 0; quiet && l < f->t->n_links; l++)
+            for (unsigned d = 0; d < 2; d++) quiet = quiet && sim_link_in_flight(sim_fabric_link(f, l, d)) == 0;
+        if (quiet) return true;
+        sim_fabric_run(f, sim_now(f->k) + step_ps);
+    }
+    return false;
+}
+
 struct sim_pdes *sim_fabric_pdes(const sim_fabric *f) { return f->pdes; }
 
 uint64_t sim_fabric_events(const sim_fabric *f) { return f->pdes ? sim_pdes_events(f->pdes) : sim_event_count(f->k); }

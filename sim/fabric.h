@@ -140,6 +140,10 @@ sim_kernel *sim_fabric_node_kernel(const sim_fabric *f, uint32_t node);
 bool sim_fabric_node_local(const sim_fabric *f, uint32_t node);
 /* sim_run of the whole system: the parts in windows when partitioned. */
 sim_time_ps sim_fabric_run(sim_fabric *f, sim_time_ps until_ps);
+/* Runs in steps of step_ps until no link carries anything (a network's
+ * periodic flow-control packets never stop: an instant between them makes a
+ * drained check meaningful); false if none came within max_steps. One process. */
+bool sim_fabric_run_until_quiet(sim_fabric *f, sim_time_ps step_ps, unsigned max_steps);
 /* Process activations of the whole system (every part). */
 uint64_t sim_fabric_events(const sim_fabric *f);
 /* The parts' windows (sim/pdes.h: lookahead, windows), or NULL when not partitioned. */

@@ -144,17 +144,6 @@ static void flow_state_get(const incast_sys *s, unsigned i, flow_state *st)
     }
 }
 
-/* IB's periodic flow-control packets never stop: an instant with no wire carrying one, for the drained check. */
-static void ib_quiet(sim_fabric *f, const topo *t)
-{
-    for (unsigned tries = 0; tries < 1000; tries++) {
-        bool quiet = true;
-        for (uint32_t l = 0; quiet && l < t->n_links; l++)
-            for (unsigned d = 0; d < 2; d++) quiet = quiet && sim_link_in_flight(sim_fabric_link(f, l, d)) == 0;
-        if (quiet) return;
-        sim_fabric_run(f, sim_now(sim_fabric_kernel(f)) + SIM_NS(20));
-    }
-}
 
 /* The switches' side: drops, pause frames and the per-port map (IB: no PAUSE; its credit stalls in the map). */
 typedef struct switch_totals { uint64_t drops, pauses, max_queue_bytes; } switch_totals;
@@ -318,7 +307,7 @@ static void incast_run(sim_test_ctx *c)
         sim_progress(c, (double)done / n, "%u of %u flows in, %.1f us", done, n, (double)sim_now(c->k) / 1e6);
     }
     sim_fabric_run(s.f, sim_now(c->k) + SIM_US(5));   /* the last ACKs and XONs (IB: credits) */
-    if (tr == TR_IB) ib_quiet(s.f, s.t);
+    if (tr == TR_IB) sim_fabric_run_until_quiet(s.f, SIM_NS(20), 1000);   /* IB's flow-control packets: an instant between them */
     clock_gettime(CLOCK_MONOTONIC, &w1);
     const double wall_s = (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec);
 

@@ -40,19 +40,6 @@
 #define FC_PERIOD_NS 1e6             /* see the IB configuration below */
 #define IB_SWITCH_PIPELINE_NS 150    /* Quantum-2 NDR port to port (sim/net_presets.c quantum2-ndr) */
 
-/* After a collective over IB: step to an instant when no wire carries a packet (an FC packet may still be on its
- * way), so the drained check is meaningful; false if none comes within 20 us. */
-static bool fabric_quiet(sim_fabric *f, const topo *t)
-{
-    for (unsigned tries = 0; tries < 1000; tries++) {
-        bool quiet = true;
-        for (uint32_t l = 0; quiet && l < t->n_links; l++)
-            for (unsigned d = 0; d < 2; d++) quiet = quiet && sim_link_in_flight(sim_fabric_link(f, l, d)) == 0;
-        if (quiet) return true;
-        sim_fabric_run(f, sim_now(sim_fabric_kernel(f)) + SIM_NS(20));
-    }
-    return false;
-}
 
 static const sim_param_def nccl_params[] = {
     SIM_PARAM_ENUM("op", "all_reduce", COLL_OP_CHOICES,
@@ -409,7 +396,7 @@ static void nccl_run(sim_test_ctx *c)
         for (unsigned it = 0; it < warmup + iters; it++) {
             int bad = nvls ? coll_nvls_all_reduce(cm, count, &r, why, sizeof why)
                       : tree ? coll_tree_all_reduce(cm, count, &r, why, sizeof why) : coll_run(cm, op, count, &r, why, sizeof why);
-            if (!bad && nodes > 1 && !fabric_quiet(f, t)) bad = 1, snprintf(why, sizeof why, "the links never went quiet within 20 us");
+            if (!bad && nodes > 1 && !sim_fabric_run_until_quiet(f, SIM_NS(20), 1000)) bad = 1, snprintf(why, sizeof why, "the links never went quiet within 20 us");
             if (!bad) bad = sim_fabric_check_all(f, true, why, sizeof why);   /* every rank calls it (over ranks: collective) */
             if (bad) {
                 if (conserved) snprintf(cons_why, sizeof cons_why, "%s size %" PRIu64 ": %s", algos[a], size, why);

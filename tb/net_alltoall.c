@@ -86,19 +86,6 @@ static void a2a_sum(const sim_fabric *f, const topo *t, bool ib, const rnic_msg 
     }
 }
 
-/* IB's periodic flow-control packets never stop: step to an instant when no wire carries one, so the drained check
- * (nothing in flight anywhere) is meaningful; false if none comes within 20 us. */
-static bool a2a_quiet(sim_fabric *f, const topo *t)
-{
-    for (unsigned tries = 0; tries < 1000; tries++) {
-        bool quiet = true;
-        for (uint32_t l = 0; quiet && l < t->n_links; l++)
-            for (unsigned d = 0; d < 2; d++) quiet = quiet && sim_link_in_flight(sim_fabric_link(f, l, d)) == 0;
-        if (quiet) return true;
-        sim_fabric_run(f, sim_now(sim_fabric_kernel(f)) + SIM_NS(20));
-    }
-    return false;
-}
 
 static void a2a_run(sim_test_ctx *c)
 {
@@ -187,7 +174,7 @@ static void a2a_run(sim_test_ctx *c)
     }
     /* the last ACKs, XONs and credits (IB's periodic FC packets never stop: a bounded tail) */
     sim_fabric_run(f, sim_now(c->k) + SIM_US(20));
-    if (ib) a2a_quiet(f, t);
+    if (ib) sim_fabric_run_until_quiet(f, SIM_NS(20), 1000);   /* IB's flow-control packets: an instant between them */
     double wall_s = wall_now() - w0;
     a2a_sum(f, t, ib, msgs, n_msgs, &s);
     char why[512] = "";
