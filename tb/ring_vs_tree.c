@@ -105,7 +105,7 @@ static void rvt_run(sim_test_ctx *c)
     coll_cfg cc = COLL_CFG_DEFAULT;
     gc.burst_pkts = cc.chunk_bytes / 128 / 128;
     fabric_switch_cfg sc = FABRIC_SWITCH_CFG_DEFAULT;
-    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .seed = c->seed, .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
+    sim_fabric_cfg fc = { .routing = TOPO_ROUTE_ECMP, .trace = c->trace, .seed = c->seed, .kind_cfg = { { "nvgpu", &gc }, { "switch", &sc } } };
     char err[1024], why[1024], cons_why[1200] = "";
     sim_fabric *f = sim_fabric_new(c->k, t, &fc, err, sizeof err);
     if (!f) sim_input_error("ring_vs_tree: topo=%s: %s", spec, err);

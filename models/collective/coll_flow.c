@@ -300,7 +300,7 @@ static void stream_in(void *arg)
     uint64_t share = share_bytes(o, rx->c), chunk = share < e->cfg.chunk_bytes ? share : e->cfg.chunk_bytes;
     double bytes = (double)o->steps * (double)share, flow_ns = (double)(now - o->start_ps) / 1000.0 - hop_ns;
     double chunk_ns = flow_ns > 0 && bytes > 0 ? flow_ns * (double)chunk / bytes : 0;
-    unsigned reduce_steps = o->op == COLL_REDUCE_SCATTER ? o->n - 1 : o->op == COLL_ALL_REDUCE ? o->n - 1 : 0;
+    unsigned reduce_steps = o->op == COLL_REDUCE_SCATTER || o->op == COLL_ALL_REDUCE ? o->n - 1 : 0;
     double reduce_ns = reduce_steps ? (double)chunk / e->cfg.reduce_GBps : 0;
     double chain_ns = (double)o->steps * (chunk_ns + hop_ns + e->cfg.fence_ns) + (double)reduce_steps * reduce_ns;
     sim_time_ps at = now + (sim_time_ps)((e->cfg.fence_ns + reduce_ns) * 1000.0 + 0.5);
